@@ -1,0 +1,1 @@
+"""Student of Games for OpenSpiel."""

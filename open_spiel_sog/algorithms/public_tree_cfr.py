@@ -1,0 +1,301 @@
+"""Exact CFR+ over a public tree, vectorized at the infostate level.
+
+`PublicTreeCFR` solves a whole game, or the subgame under any public belief
+state (a public state plus both players' ranges over their infostates there).
+Each iteration is, per player, one down pass (ranges, level by level over the
+player's own sequences) and one up pass (counterfactual values: the sparse
+terminal payoff matrix once, then level by level back to the root), followed
+by a vectorized regret-matching+ update. No Python loop runs over public
+states or infostates inside an iteration (see `public_state/tree.py`).
+
+CFR+ here: regret matching+ (regrets floored at zero), linear averaging of the
+policy (iteration t weighs t), alternating updates by default; simultaneous
+updates are available for comparison.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import numpy as np
+import pyspiel
+from open_spiel.python import policy as os_policy
+
+from open_spiel_sog.public_state.observer import PublicState
+from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.public_state.tree import PlayerArrays
+from open_spiel_sog.public_state.tree import PublicTree
+
+
+@dataclasses.dataclass(frozen=True)
+class CFRConfig:
+  """Options of PublicTreeCFR.
+
+  Attributes:
+    alternating: update one player at a time (CFR+ as published); False
+      updates both players from the same ranges each iteration.
+    linear_averaging: weigh iteration t's policy by t in the average (CFR+);
+      False weighs all iterations equally.
+    averaging_delay: iterations before averaging starts (CFR+'s delay d).
+  """
+  alternating: bool = True
+  linear_averaging: bool = True
+  averaging_delay: int = 0
+
+
+class _PlayerState:
+  """Mutable solver state of one player (arrays sized by PlayerArrays)."""
+
+  def __init__(self, arrays: PlayerArrays, root_range: np.ndarray):
+    self.arrays = arrays
+    rows, width = arrays.num_rows, arrays.max_actions
+    self.mask = arrays.legal_mask
+    self.num_legal = self.mask.sum(axis=1, keepdims=True).astype(np.float64)
+    self.uniform = np.where(self.mask, 1.0 / np.maximum(self.num_legal, 1),
+                            0.0)
+    self.regrets = np.zeros((rows, width))  # [rows, A]
+    self.policy = self.uniform.copy()  # [rows, A] current policy
+    self.avg_numerator = np.zeros((rows, width))  # [rows, A]
+    self.root_range = root_range  # [R]
+    self.reach = np.zeros(arrays.num_sequences)  # [S] reach of each sequence
+
+
+def _regret_matching(regrets: np.ndarray, uniform: np.ndarray) -> np.ndarray:
+  positive = np.maximum(regrets, 0.0)
+  total = positive.sum(axis=1, keepdims=True)
+  return np.where(total > 0.0, positive / np.where(total > 0.0, total, 1.0),
+                  uniform)
+
+
+def reach_pass(arrays: PlayerArrays, policy: np.ndarray,
+               root_range: np.ndarray, out: np.ndarray) -> np.ndarray:
+  """Fills `out` [S] with each sequence's reach under `policy` [rows, A]."""
+  r = arrays.num_root
+  out[:r] = root_range
+  seq_reach = out[r:].reshape(arrays.num_rows, arrays.max_actions)
+  bounds = arrays.level_bounds
+  for l in range(arrays.num_levels):
+    lo, hi = bounds[l], bounds[l + 1]
+    seq_reach[lo:hi] = out[arrays.row_parent_seq[lo:hi], None] * policy[lo:hi]
+  return out
+
+
+def value_pass(arrays: PlayerArrays, policy: np.ndarray,
+               direct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """Counterfactual values of every sequence and every row.
+
+  Args:
+    arrays: the player's sequence structure.
+    policy: [rows, A] the player's policy.
+    direct: [S] values that land directly on each sequence (terminal payoffs
+      weighted by the opponent's reach, frontier values). Consumed in place.
+
+  Returns:
+    (seq_values [S] (root sequences' entries are the root infostates'
+    counterfactual values), row_values [rows]).
+  """
+  r = arrays.num_root
+  seq_values = direct
+  action_values = seq_values[r:].reshape(arrays.num_rows, arrays.max_actions)
+  row_values = np.empty(arrays.num_rows)
+  bounds = arrays.level_bounds
+  for l in reversed(range(arrays.num_levels)):
+    lo, hi = bounds[l], bounds[l + 1]
+    v = np.einsum("ij,ij->i", action_values[lo:hi], policy[lo:hi])
+    row_values[lo:hi] = v
+    sums = np.add.reduceat(v[arrays.level_order[l]], arrays.level_starts[l])
+    seq_values[arrays.level_parents[l]] += sums
+  return seq_values, row_values
+
+
+class PublicTreeCFR:
+  """CFR+ over a public tree (a whole game or a public-belief-state subgame).
+
+  Example:
+    solver = PublicTreeCFR(pyspiel.load_game("leduc_poker"))
+    solver.run(1000)
+    policy = solver.average_policy()  # open_spiel TabularPolicy
+  """
+
+  def __init__(self, game: pyspiel.Game | str | None = None, *,
+               root: PublicState | None = None,
+               ranges: Sequence[np.ndarray] | None = None,
+               config: CFRConfig | None = None):
+    """Builds the solver.
+
+    Args:
+      game: the game (or its string) to solve from its root. May be omitted
+        when `root` is given.
+      root: a public state to solve the subgame under (histories keep their
+        chance reach from the game root).
+      ranges: (r0, r1), each player's range over its infostates at `root`
+        (`root.infostates(p)` order). Default: all ones.
+      config: CFRConfig.
+    """
+    if root is None:
+      if game is None:
+        raise ValueError("PublicTreeCFR needs a game or a root public state")
+      if isinstance(game, str):
+        game = pyspiel.load_game(game)
+      root = PublicStateObserver(game).root()
+    elif game is not None and str(game) != str(root.observer.game):
+      raise ValueError(f"root public state belongs to {root.observer.game}, "
+                       f"not to {game}")
+    self.game = root.observer.game
+    self.root = root
+    self.config = config or CFRConfig()
+    self.tree = PublicTree.from_subtree(root)
+    if self.tree.frontier:
+      raise ValueError(
+          "PublicTreeCFR solves to the end of the game; the tree has "
+          f"{len(self.tree.frontier)} unexpanded public states")
+    if ranges is None:
+      ranges = [np.ones(root.num_infostates(p)) for p in range(2)]
+    self.ranges = []
+    for p in range(2):
+      r = np.asarray(ranges[p], dtype=np.float64)
+      if r.shape != (root.num_infostates(p),):
+        raise ValueError(
+            f"range of player {p} has shape {r.shape}; the root public state "
+            f"has {root.num_infostates(p)} infostates of player {p}")
+      if not np.all(np.isfinite(r)) or np.any(r < 0):
+        raise ValueError(f"range of player {p} must be finite and >= 0")
+      self.ranges.append(r)
+    self._players = [_PlayerState(self.tree.players[p], self.ranges[p])
+                     for p in range(2)]
+    t = self.tree.terminals
+    self._t_seq = (t.seq0, t.seq1)
+    self._t_weight = (t.weight, -t.weight)
+    self.iteration = 0
+    for p in range(2):
+      st = self._players[p]
+      reach_pass(st.arrays, st.policy, st.root_range, st.reach)
+
+  # --- Iterations ----------------------------------------------------------
+
+  def _direct_values(self, p: int, opponent_reach: np.ndarray) -> np.ndarray:
+    """[S_p] terminal payoffs landing on p's sequences (v_p = M r_-p)."""
+    return np.bincount(
+        self._t_seq[p],
+        weights=self._t_weight[p] * opponent_reach[self._t_seq[1 - p]],
+        minlength=self.tree.players[p].num_sequences)
+
+  def _update_regrets(self, p: int) -> None:
+    st = self._players[p]
+    arrays = st.arrays
+    seq_values, row_values = value_pass(
+        arrays, st.policy, self._direct_values(p, self._players[1 - p].reach))
+    action_values = seq_values[arrays.num_root:].reshape(st.regrets.shape)
+    st.regrets += np.where(st.mask, action_values - row_values[:, None], 0.0)
+    np.maximum(st.regrets, 0.0, out=st.regrets)
+
+  def _accumulate_average(self, p: int) -> None:
+    st = self._players[p]
+    t = self.iteration - self.config.averaging_delay
+    if t <= 0:
+      return
+    weight = float(t) if self.config.linear_averaging else 1.0
+    own_reach = st.reach[st.arrays.row_parent_seq]
+    st.avg_numerator += (weight * own_reach)[:, None] * st.policy
+
+  def _new_policy(self, p: int) -> None:
+    st = self._players[p]
+    st.policy = _regret_matching(st.regrets, st.uniform)
+    reach_pass(st.arrays, st.policy, st.root_range, st.reach)
+
+  def run(self, iterations: int) -> None:
+    """Runs `iterations` CFR+ iterations."""
+    if iterations < 0:
+      raise ValueError(f"iterations must be >= 0, got {iterations}")
+    for _ in range(iterations):
+      self.iteration += 1
+      if self.config.alternating:
+        for p in range(2):
+          self._accumulate_average(p)
+          self._update_regrets(p)
+          self._new_policy(p)
+      else:
+        for p in range(2):
+          self._accumulate_average(p)
+          self._update_regrets(p)
+        for p in range(2):
+          self._new_policy(p)
+
+  # --- Results -------------------------------------------------------------
+
+  def average_policy_arrays(self, player: int) -> np.ndarray:
+    """[rows, A] the average policy of `player` (uniform where unreached)."""
+    st = self._players[player]
+    total = st.avg_numerator.sum(axis=1, keepdims=True)
+    return np.where(total > 0.0,
+                    st.avg_numerator / np.where(total > 0.0, total, 1.0),
+                    st.uniform)
+
+  def current_policy_arrays(self, player: int) -> np.ndarray:
+    """[rows, A] the current (last-iterate) policy of `player`."""
+    return self._players[player].policy.copy()
+
+  def average_policy_dict(self) -> dict[str, list[tuple[int, float]]]:
+    """{information_state_string: [(action, probability), ...]}."""
+    result = {}
+    for p in range(2):
+      arrays = self.tree.players[p]
+      probs = self.average_policy_arrays(p)
+      for row, infostate in enumerate(arrays.row_infostate_string):
+        k = int(arrays.legal_mask[row].sum())
+        result[infostate] = list(
+            zip(arrays.row_actions[row, :k].tolist(), probs[row, :k].tolist()))
+    return result
+
+  def average_policy(self) -> os_policy.TabularPolicy:
+    """The average policy as an OpenSpiel TabularPolicy over the whole game.
+
+    Infostates outside the solved (sub)tree keep the uniform policy. Building
+    a TabularPolicy enumerates the game, so this is for games small enough
+    for `get_all_states`; use `average_policy_dict` otherwise.
+    """
+    tabular = os_policy.TabularPolicy(self.game)
+    for infostate, actions_probs in self.average_policy_dict().items():
+      index = tabular.state_lookup.get(infostate)
+      if index is None:
+        continue
+      row = tabular.action_probability_array[index]
+      row[:] = 0.0
+      for a, prob in actions_probs:
+        row[a] = prob
+    return tabular
+
+  def counterfactual_values(
+      self, policies: Sequence[np.ndarray] | None = None
+  ) -> tuple[np.ndarray, np.ndarray]:
+    """Each player's counterfactual values at its root infostates.
+
+    v_p(I) = sum over histories h in I of chance_reach(h) *
+    r_-p(infostate of -p at h) * E[u_p | h], under `policies` ([rows, A] per
+    player; default: the average policy).
+    """
+    if policies is None:
+      policies = [self.average_policy_arrays(p) for p in range(2)]
+    reaches = []
+    for p in range(2):
+      arrays = self.tree.players[p]
+      reaches.append(reach_pass(arrays, policies[p], self.ranges[p],
+                                np.zeros(arrays.num_sequences)))
+    values = []
+    for p in range(2):
+      arrays = self.tree.players[p]
+      seq_values, _ = value_pass(arrays, policies[p],
+                                 self._direct_values(p, reaches[1 - p]))
+      values.append(seq_values[:arrays.num_root].copy())
+    return values[0], values[1]
+
+  def root_counterfactual_values(self) -> tuple[np.ndarray, np.ndarray]:
+    """Counterfactual values at the root infostates under the average policy."""
+    return self.counterfactual_values()
+
+  def expected_value(self, player: int = 0) -> float:
+    """Expected value for `player` of the average policy from the root belief
+    (the game value estimate when solving from the game root)."""
+    v = self.counterfactual_values()[player]
+    return float(v @ self.ranges[player])

@@ -1,0 +1,15 @@
+"""Public states, the public tree and their validation (DESIGN.md section 3)."""
+
+from open_spiel_sog.public_state.observer import ObserverConfig
+from open_spiel_sog.public_state.observer import PublicState
+from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.public_state.observer import validate_game
+from open_spiel_sog.public_state.tree import PublicTree
+
+__all__ = [
+    "ObserverConfig",
+    "PublicState",
+    "PublicStateObserver",
+    "PublicTree",
+    "validate_game",
+]

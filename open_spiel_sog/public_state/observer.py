@@ -1,0 +1,426 @@
+"""Public states of a two-player zero-sum OpenSpiel game (DESIGN.md section 3).
+
+A public state is the set of histories that share the sequence of public
+observations since the root. `PublicStateObserver(game)` picks the source of
+those observations:
+
+* ``perfect_information``: every history is its own public state.
+* ``native``: the game's own public observer
+  (``IIGObservationType(public_info=True, perfect_recall=True,
+  private_info=NONE)``, or the non-recall one, in which case the sequence of
+  observations along the path is the key). Children of a public state are
+  grouped by their public observation.
+* ``derived``: no public observer (liars_dice, turn-based goofspiel, ...). The
+  children of a public state are partitioned into common-knowledge components
+  with union-find, joining two histories when some player's
+  information_state_string is the same for both. In perfect-recall games this
+  is exact and the finest public partition possible.
+
+Public states are built lazily: `children()` expands one level on demand, so a
+search can walk a large game without enumerating it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterator, Sequence
+
+import numpy as np
+import pyspiel
+from open_spiel.python import observation as os_observation
+
+CHANCE = int(pyspiel.PlayerId.CHANCE)
+TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+
+SOURCES = ("native", "perfect_information", "derived")
+
+# Default bounds; both can be raised through the observer's constructor.
+DEFAULT_MAX_HISTORIES = 200_000
+DEFAULT_MAX_PUBLIC_STATES = 200_000
+
+
+@dataclasses.dataclass(frozen=True)
+class ObserverConfig:
+  """Options of `PublicStateObserver`.
+
+  Attributes:
+    source: "auto" (native if the game has a public observer, perfect
+      information fast path if the game is perfect information, derived
+      otherwise) or one of `SOURCES` to force a source.
+    max_histories_per_public_state: a public state with more histories than
+      this raises `ValueError` (the game is too large for exact public states).
+    max_public_states: `full_tree()` raises `ValueError` past this many public
+      states.
+  """
+  source: str = "auto"
+  max_histories_per_public_state: int = DEFAULT_MAX_HISTORIES
+  max_public_states: int = DEFAULT_MAX_PUBLIC_STATES
+
+
+def validate_game(game: pyspiel.Game) -> None:
+  """Raises ValueError unless `game` is a game public states support."""
+  game_type = game.get_type()
+  name = game_type.short_name
+  if game.num_players() != 2:
+    raise ValueError(
+        f"{name}: public states need a two-player game, this one has "
+        f"{game.num_players()} players")
+  if game_type.utility != pyspiel.GameType.Utility.ZERO_SUM:
+    raise ValueError(
+        f"{name}: public states need a zero-sum game, this one's utility is "
+        f"{game_type.utility}")
+  if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+    raise ValueError(
+        f"{name}: simultaneous-move games are supported through "
+        "turn_based_simultaneous_game(game=...), e.g. "
+        "'turn_based_simultaneous_game(game=goofspiel(num_cards=4,"
+        "imp_info=True))'")
+  if game_type.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
+    raise ValueError(
+        f"{name}: sampled-stochastic chance has no explicit outcome "
+        "probabilities; only deterministic and explicit-stochastic games "
+        "are supported")
+  if not game_type.provides_information_state_string:
+    raise ValueError(
+        f"{name}: the game does not provide information_state_string, which "
+        "public states need to identify infostates")
+
+
+class _UnionFind:
+  """Union-find over range(n) with path halving."""
+
+  def __init__(self, n: int):
+    self.parent = list(range(n))
+
+  def find(self, i: int) -> int:
+    parent = self.parent
+    while parent[i] != i:
+      parent[i] = parent[parent[i]]
+      i = parent[i]
+    return i
+
+  def union(self, i: int, j: int) -> None:
+    ri, rj = self.find(i), self.find(j)
+    if ri != rj:
+      self.parent[max(ri, rj)] = min(ri, rj)
+
+
+class PublicState:
+  """A public state: histories, their infostates and the public tree links.
+
+  Attributes:
+    observer: the observer that built this public state.
+    id: index of the public state within its observer (creation order).
+    parent: the parent public state (None at the root).
+    depth: number of public transitions from the root.
+    key: the public observation (or partition label) that tells it apart from
+      its siblings.
+    histories: the histories (pyspiel.State) in this public state.
+    chance_reach: [H] product of chance probabilities from the game root.
+    history_infostate: [2, H] index of each history's infostate per player.
+    parent_history: [H] index of each history's parent in `parent.histories`
+      (-1 at the root).
+    parent_action: [H] action that led from the parent history (-1 at root).
+  """
+
+  def __init__(self, observer: "PublicStateObserver", id_: int,
+               parent: PublicState | None, key: str,
+               histories: Sequence[pyspiel.State], chance_reach: np.ndarray,
+               parent_history: np.ndarray, parent_action: np.ndarray):
+    self.observer = observer
+    self.id = id_
+    self.parent = parent
+    self.depth = 0 if parent is None else parent.depth + 1
+    self.key = key
+    self.histories = list(histories)
+    self.chance_reach = np.asarray(chance_reach, dtype=np.float64)
+    self.parent_history = np.asarray(parent_history, dtype=np.int64)
+    self.parent_action = np.asarray(parent_action, dtype=np.int64)
+    self._children: list[PublicState] | None = None
+
+    first = self.histories[0]
+    self._current_player = int(first.current_player())
+    for h in self.histories:
+      if int(h.current_player()) != self._current_player:
+        raise ValueError(
+            f"public state {self.describe()} mixes histories whose acting "
+            f"player differs ({self._current_player} and "
+            f"{h.current_player()}): the public observer of "
+            f"{observer.game} is inconsistent")
+
+    infostates: list[list[str]] = [[], []]
+    index = np.empty((2, len(self.histories)), dtype=np.int64)
+    for p in range(2):
+      seen: dict[str, int] = {}
+      for i, h in enumerate(self.histories):
+        s = h.information_state_string(p)
+        j = seen.get(s)
+        if j is None:
+          j = seen[s] = len(infostates[p])
+          infostates[p].append(s)
+        index[p, i] = j
+    self._infostates = infostates
+    self.history_infostate = index
+
+    self._legal_actions: list[list[int]] | None = None
+    if self._current_player >= 0:
+      p = self._current_player
+      legal: list[list[int] | None] = [None] * len(infostates[p])
+      for i, h in enumerate(self.histories):
+        actions = h.legal_actions()
+        j = index[p, i]
+        if legal[j] is None:
+          legal[j] = actions
+        elif legal[j] != actions:
+          raise ValueError(
+              f"infostate {infostates[p][j]!r} of {observer.game} has "
+              "histories with different legal actions")
+      self._legal_actions = legal  # type: ignore[assignment]
+
+  # --- OpenSpiel-style accessors -------------------------------------------
+
+  def current_player(self) -> int:
+    """A player id, or pyspiel.PlayerId.CHANCE / TERMINAL (as an int)."""
+    return self._current_player
+
+  def is_terminal(self) -> bool:
+    return self._current_player == TERMINAL
+
+  def is_chance_node(self) -> bool:
+    return self._current_player == CHANCE
+
+  def is_player_node(self) -> bool:
+    return self._current_player >= 0
+
+  def infostates(self, player: int) -> list[str]:
+    """The information_state_string of each of `player`'s infostates here."""
+    return self._infostates[player]
+
+  def num_infostates(self, player: int) -> int:
+    return len(self._infostates[player])
+
+  def legal_actions(self, infostate: int) -> list[int]:
+    """Legal actions of the acting player's `infostate` (an index)."""
+    if self._legal_actions is None:
+      raise ValueError(f"public state {self.describe()} is not a decision node")
+    return self._legal_actions[infostate]
+
+  def describe(self) -> str:
+    return f"#{self.id} (depth {self.depth}, key {self.key!r})"
+
+  def __repr__(self) -> str:
+    return (f"PublicState({self.describe()}, player={self._current_player}, "
+            f"histories={len(self.histories)}, "
+            f"infostates={[len(x) for x in self._infostates]})")
+
+  # --- Tree ----------------------------------------------------------------
+
+  @property
+  def children_expanded(self) -> bool:
+    return self._children is not None
+
+  def children(self) -> list[PublicState]:
+    """Child public states (expanded on first call; one action may lead to
+    several children, e.g. a chance outcome seen differently)."""
+    if self._children is None:
+      self._children = self.observer._expand(self)  # pylint: disable=protected-access
+    return self._children
+
+  def child_of(self, history_index: int, action: int) -> tuple[PublicState, int]:
+    """The child public state and history index reached by `action`."""
+    for child in self.children():
+      hits = np.nonzero((child.parent_history == history_index)
+                        & (child.parent_action == action))[0]
+      if hits.size:
+        return child, int(hits[0])
+    raise ValueError(f"action {action} is not legal in history {history_index} "
+                     f"of public state {self.describe()}")
+
+  # --- Beliefs -------------------------------------------------------------
+
+  def infostate_index(self, player: int, infostate: str) -> int:
+    try:
+      return self._infostates[player].index(infostate)
+    except ValueError:
+      raise ValueError(f"{infostate!r} is not an infostate of player {player} "
+                       f"in public state {self.describe()}") from None
+
+
+class PublicStateObserver:
+  """Turns a two-player zero-sum OpenSpiel game into public states."""
+
+  def __init__(self, game: pyspiel.Game | str,
+               config: ObserverConfig | None = None):
+    if isinstance(game, str):
+      game = pyspiel.load_game(game)
+    validate_game(game)
+    self.game = game
+    self.config = config or ObserverConfig()
+    game_type = game.get_type()
+    self._public_observation = None
+    self.public_observation_has_recall = False
+    source = self.config.source
+    if source not in ("auto",) + SOURCES:
+      raise ValueError(f"unknown public-state source {source!r}; supported: "
+                       f"'auto', {', '.join(map(repr, SOURCES))}")
+    perfect_information = (game_type.information ==
+                           pyspiel.GameType.Information.PERFECT_INFORMATION)
+    if source == "native" or (source == "auto" and not perfect_information):
+      for recall in (True, False):
+        obs = self._make_observation(public_info=True, perfect_recall=recall,
+                                     private=pyspiel.PrivateInfoType.NONE)
+        if obs is not None:
+          self._public_observation = obs
+          self.public_observation_has_recall = recall
+          break
+      if source == "native" and self._public_observation is None:
+        raise ValueError(f"{game}: the game has no public observer; use "
+                         "source='derived'")
+    if source == "auto":
+      if perfect_information:
+        source = "perfect_information"
+      elif self._public_observation is not None:
+        source = "native"
+      else:
+        source = "derived"
+    if source == "perfect_information" and not perfect_information:
+      raise ValueError(f"{game} is not a perfect-information game")
+    self.source = source
+    self._public_states: list[PublicState] = []
+    self._root: PublicState | None = None
+
+  def _make_observation(self, *, public_info: bool, perfect_recall: bool,
+                        private: pyspiel.PrivateInfoType):
+    try:
+      obs = os_observation.make_observation(
+          self.game,
+          pyspiel.IIGObservationType(public_info=public_info,
+                                     perfect_recall=perfect_recall,
+                                     private_info=private))
+    except (pyspiel.SpielError, RuntimeError, ValueError):
+      return None
+    if obs is None:
+      return None
+    # Some games build an observer that only fails when used: probe it.
+    try:
+      obs.string_from(self.game.new_initial_state(), 0)
+    except (pyspiel.SpielError, RuntimeError, ValueError):
+      return None
+    return obs
+
+  # --- Construction --------------------------------------------------------
+
+  @property
+  def public_states(self) -> list[PublicState]:
+    """Every public state built so far, in creation order (ids)."""
+    return self._public_states
+
+  def root(self) -> PublicState:
+    """The public state of the game's initial state."""
+    if self._root is None:
+      self._root = self._new_public_state(
+          None, "", [self.game.new_initial_state()], np.ones(1),
+          np.full(1, -1), np.full(1, -1))
+    return self._root
+
+  def _new_public_state(self, parent, key, histories, chance_reach,
+                        parent_history, parent_action) -> PublicState:
+    bound = self.config.max_histories_per_public_state
+    if len(histories) > bound:
+      raise ValueError(
+          f"{self.game}: a public state at depth "
+          f"{0 if parent is None else parent.depth + 1} has {len(histories)} "
+          f"histories, more than max_histories_per_public_state={bound}; the "
+          "game is too large for exact public states (raise the bound via "
+          "ObserverConfig if you have the memory)")
+    ps = PublicState(self, len(self._public_states), parent, key, histories,
+                     chance_reach, parent_history, parent_action)
+    self._public_states.append(ps)
+    return ps
+
+  def _expand(self, ps: PublicState) -> list[PublicState]:
+    if ps.is_terminal():
+      return []
+    children: list[pyspiel.State] = []
+    reach: list[float] = []
+    parent_history: list[int] = []
+    parent_action: list[int] = []
+    for i, h in enumerate(ps.histories):
+      if h.is_chance_node():
+        outcomes = h.chance_outcomes()
+      else:
+        outcomes = [(a, 1.0) for a in h.legal_actions()]
+      c = ps.chance_reach[i]
+      for a, p in outcomes:
+        if p <= 0.0:
+          continue
+        children.append(h.child(a))
+        reach.append(c * p)
+        parent_history.append(i)
+        parent_action.append(a)
+    labels = self._partition(children, parent_action)
+    groups: dict[str, list[int]] = {}
+    for k, label in enumerate(labels):
+      groups.setdefault(label, []).append(k)
+    result = []
+    reach_arr = np.asarray(reach)
+    ph = np.asarray(parent_history)
+    pa = np.asarray(parent_action)
+    for label, members in groups.items():  # insertion order: deterministic
+      idx = np.asarray(members)
+      result.append(self._new_public_state(
+          ps, label, [children[k] for k in members], reach_arr[idx], ph[idx],
+          pa[idx]))
+    return result
+
+  def _partition(self, children: list[pyspiel.State],
+                 actions: list[int]) -> list[str]:
+    """A label per child history; equal labels share a public state."""
+    if self.source == "perfect_information":
+      return [str(a) for a in actions]
+    if self.source == "native":
+      obs = self._public_observation
+      return [obs.string_from(h, 0) for h in children]
+    # Derived: common-knowledge components.
+    uf = _UnionFind(len(children))
+    for p in range(2):
+      first: dict[str, int] = {}
+      for k, h in enumerate(children):
+        s = h.information_state_string(p)
+        j = first.setdefault(s, k)
+        if j != k:
+          uf.union(j, k)
+    return [str(uf.find(k)) for k in range(len(children))]
+
+  # --- Navigation ----------------------------------------------------------
+
+  def public_state_of(self, state: pyspiel.State) -> tuple[PublicState, int]:
+    """The public state holding `state` and the index of its history there."""
+    ps, index = self.root(), 0
+    for a in state.history():
+      ps, index = ps.child_of(index, a)
+    return ps, index
+
+  def walk(self, root: PublicState | None = None) -> Iterator[PublicState]:
+    """Public states under `root` (default: the game's root), breadth first,
+    expanding as it goes; raises ValueError past max_public_states."""
+    queue = [root or self.root()]
+    count = 0
+    bound = self.config.max_public_states
+    while queue:
+      nxt = []
+      for ps in queue:
+        count += 1
+        if count > bound:
+          raise ValueError(
+              f"{self.game} has more than max_public_states={bound} public "
+              "states; it is too large to enumerate (raise the bound via "
+              "ObserverConfig, or search it instead of enumerating it)")
+        yield ps
+        nxt.extend(ps.children())
+      queue = nxt
+
+  def full_tree(self) -> "PublicTree":
+    """The whole public tree of the game (bounded by max_public_states)."""
+    from open_spiel_sog.public_state.tree import PublicTree  # pylint: disable=g-import-not-at-top
+    return PublicTree.from_subtree(self.root())

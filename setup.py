@@ -33,6 +33,8 @@ def _shim_extension() -> setuptools.Extension:
       include_dirs=[
           site_dir,  # "open_spiel/..." headers
           os.path.join(site_dir, "open_spiel", "abseil-cpp"),  # "absl/..."
+          # <nlohmann/...>, as spiel_utils.h's json.hpp includes it
+          os.path.join(site_dir, "open_spiel", "json", "include"),
           pybind11_root,  # "pybind11/include/pybind11/..." as pyspiel's headers spell it
           pybind11.get_include(),
       ],

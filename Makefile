@@ -30,5 +30,37 @@ test: install
 bench: install
 	$(PY) benchmarks/public_tree_cfr_vs_openspiel.py --game=leduc_poker --iterations=1000 --repeats=5
 
+# Runs every tests/*_test.py as its own Bazel py_test, offline, with Debian's
+# Bazel 4.2.3 (bazel-bootstrap, installed here when `bazel` is missing) under
+# the venv's interpreter. The stub repositories replace what Bazel would
+# otherwise download (see .bazelrc); --override_repository needs absolute paths,
+# taken from this Makefile's folder. The output base lives in /tmp, one per
+# checkout: inside the workspace, `bazel query //...` would descend into it.
+# The venv is not a Bazel input, so a fingerprint of its installed
+# distributions goes into the test environment: cached passes are dropped when
+# the venv changes.
+bazel-test: install
+	@command -v bazel >/dev/null 2>&1 || { \
+	  echo "bazel not found: installing Debian's bazel-bootstrap"; \
+	  SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $$SUDO apt-get install -y bazel-bootstrap || \
+	    { $$SUDO apt-get update && $$SUDO apt-get install -y bazel-bootstrap; }; \
+	}
+	root="$$(cd "$(dir $(firstword $(MAKEFILE_LIST)))" && pwd)" && \
+	stubs="$$root/tools/bazel/stubs" && \
+	output_base="/tmp/open_spiel_sog-bazel-$$(printf %s "$$root" | md5sum | cut -c1-12)" && \
+	venv_id="$$(cat "$$root/.venv/pyvenv.cfg"; ls "$$root"/.venv/lib/python*/site-packages)" && \
+	venv_id="$$(printf %s "$$venv_id" | md5sum | cut -c1-12)" && \
+	cd "$$root" && \
+	bazel --output_base="$$output_base" test \
+	  --override_repository=rules_cc="$$stubs/rules_cc" \
+	  --override_repository=rules_java="$$stubs/rules_java" \
+	  --override_repository=remote_coverage_tools="$$stubs/remote_coverage_tools" \
+	  --spawn_strategy=standalone \
+	  --test_output=errors \
+	  --test_env=OPEN_SPIEL_SOG_VENV_ID="$$venv_id" \
+	  //:all
+
 clean:
 	rm -rf build *.egg-info open_spiel_sog/_native/*.so

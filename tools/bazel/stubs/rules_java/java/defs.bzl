@@ -1,0 +1,33 @@
+"""Offline stand-in for @rules_java//java:defs.bzl (see //:.bazelrc).
+
+@bazel_tools//tools/jdk:BUILD loads its rules from here as soon as toolchain
+resolution reads the registered Java toolchains; the real rules_java only wraps
+the native rules, so these forward to them too.
+"""
+
+def java_binary(**kwargs):
+    native.java_binary(**kwargs)
+
+def java_import(**kwargs):
+    native.java_import(**kwargs)
+
+def java_library(**kwargs):
+    native.java_library(**kwargs)
+
+def java_plugin(**kwargs):
+    native.java_plugin(**kwargs)
+
+def java_proto_library(**kwargs):
+    native.java_proto_library(**kwargs)
+
+def java_lite_proto_library(**kwargs):
+    native.java_lite_proto_library(**kwargs)
+
+def java_runtime(**kwargs):
+    native.java_runtime(**kwargs)
+
+def java_test(**kwargs):
+    native.java_test(**kwargs)
+
+def java_toolchain(**kwargs):
+    native.java_toolchain(**kwargs)

@@ -1,5 +1,8 @@
 """Public states, the public tree and their validation (DESIGN.md section 3)."""
 
+from open_spiel_sog.public_state.check import check_public_states
+from open_spiel_sog.public_state.features import PublicFeatures
+from open_spiel_sog.public_state.features import SlotTable
 from open_spiel_sog.public_state.observer import ObserverConfig
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
@@ -8,8 +11,11 @@ from open_spiel_sog.public_state.tree import PublicTree
 
 __all__ = [
     "ObserverConfig",
+    "PublicFeatures",
     "PublicState",
     "PublicStateObserver",
     "PublicTree",
+    "SlotTable",
+    "check_public_states",
     "validate_game",
 ]

@@ -1,0 +1,167 @@
+"""Feature tensors and stable slots of public states (DESIGN.md section 3).
+
+Features: the public observer tensor (with perfect recall when the game offers
+it); for perfect-information games without a public observer tensor, the
+observation tensor; for derived games, an encoding of the public action
+sequence (an action position is public when every history of the public state
+agrees on it).
+
+Slots: the network needs a fixed width per player, so every infostate gets a
+slot, the index of its private part within the game. The private part of an
+infostate is the tuple of actions that its owner observed and that are not
+public: the positions on which all of the infostate's histories agree but the
+public state's histories do not (Leduc and Kuhn: the private card; liar's dice:
+the die; goofspiel: one's own bids). Slots are numbered by walking the whole
+public tree breadth first and sorting the private parts that appear at each
+depth, so a slot means the same thing in every public state and in every run
+(Kuhn: slot = card, Leduc: slot = card, liar's dice: slot = die face).
+Slots are defined on non-terminal public states, where values are queried.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+from open_spiel.python import observation as os_observation
+
+from open_spiel_sog.public_state.observer import PublicState
+from open_spiel_sog.public_state.observer import PublicStateObserver
+
+_NO_ACTION = -1
+
+
+def _action_matrix(ps: PublicState) -> np.ndarray:
+  """[H, L] the histories' action sequences, padded with -1."""
+  seqs = [h.history() for h in ps.histories]
+  length = max((len(s) for s in seqs), default=0)
+  out = np.full((len(seqs), length), _NO_ACTION, dtype=np.int64)
+  for i, s in enumerate(seqs):
+    out[i, :len(s)] = s
+  return out
+
+
+def public_action_mask(ps: PublicState) -> tuple[np.ndarray, np.ndarray]:
+  """(actions [H, L], public [L] bool): positions all histories agree on."""
+  actions = _action_matrix(ps)
+  if actions.shape[0] == 0:
+    return actions, np.zeros(0, dtype=bool)
+  public = np.all(actions == actions[:1], axis=0)
+  return actions, public
+
+
+def private_keys(ps: PublicState, player: int) -> list[tuple[int, ...]]:
+  """The private part of each of `player`'s infostates in `ps`."""
+  actions, public = public_action_mask(ps)
+  keys = []
+  for j in range(ps.num_infostates(player)):
+    rows = actions[ps.history_infostate[player] == j]
+    known = np.all(rows == rows[:1], axis=0) & ~public
+    keys.append(tuple(int(a) for a in rows[0, known]))
+  return keys
+
+
+class SlotTable:
+  """Maps each player's private parts to stable slot indices."""
+
+  def __init__(self, observer: PublicStateObserver):
+    self.observer = observer
+    per_depth: list[dict[int, set]] = [{}, {}]
+    for ps in observer.walk():
+      if ps.is_terminal():
+        continue  # showdowns reveal more; values there come from payoffs
+      for p in range(2):
+        per_depth[p].setdefault(ps.depth, set()).update(private_keys(ps, p))
+    self._slots: list[dict[tuple[int, ...], int]] = [{}, {}]
+    for p in range(2):
+      table = self._slots[p]
+      for depth in sorted(per_depth[p]):
+        for key in sorted(per_depth[p][depth]):
+          table.setdefault(key, len(table))
+    # Games whose private parts are single outcomes (a card, a die) get one
+    # slot per outcome: the empty part before the deal needs no slot of its
+    # own, because no public state holds both it and a dealt card.
+    for p in range(2):
+      keys = set(self._slots[p])
+      singles = {k for k in keys if len(k) == 1}
+      if keys - singles <= {()} and singles:
+        self._slots[p] = {k: k[0] for k in singles}
+        self._slots[p][()] = 0
+    self._num_slots = [
+        max(self._slots[p].values(), default=0) + 1 for p in range(2)
+    ]
+
+  def num_slots(self, player: int) -> int:
+    return self._num_slots[player]
+
+  def slots(self, ps: PublicState, player: int) -> np.ndarray:
+    """[n_p] the slot of each of `player`'s infostates in `ps`."""
+    keys = private_keys(ps, player)
+    try:
+      slots = np.asarray([self._slots[player][k] for k in keys],
+                         dtype=np.int64)
+    except KeyError as e:
+      raise ValueError(f"private part {e.args[0]} of player {player} in "
+                       f"public state {ps.describe()} has no slot") from None
+    if len(set(slots.tolist())) != len(slots):
+      raise ValueError(
+          f"{self.observer.game}: two infostates of player {player} in public "
+          f"state {ps.describe()} share a slot; their private parts are not "
+          "told apart by the actions they observed")
+    return slots
+
+
+class PublicFeatures:
+  """Fixed-width feature vectors of public states."""
+
+  def __init__(self, observer: PublicStateObserver):
+    self.observer = observer
+    game = observer.game
+    self._observation = None
+    self.kind = "actions"
+    if observer.source == "native":
+      for recall in ((True, False) if observer.public_observation_has_recall
+                     else (False,)):
+        obs = _public_observation(game, recall)
+        if obs is not None and obs.tensor is not None and obs.tensor.size:
+          self._observation = obs
+          self.kind = "public_observer"
+          break
+    elif (observer.source == "perfect_information"
+          and game.get_type().provides_observation_tensor):
+      self.kind = "observation_tensor"
+    if self.kind == "public_observer":
+      self.size = int(self._observation.tensor.size)
+    elif self.kind == "observation_tensor":
+      self.size = int(np.prod(game.observation_tensor_shape()))
+    else:
+      self._width = max(game.num_distinct_actions(),
+                        game.max_chance_outcomes()) + 1
+      self.size = game.max_game_length() * self._width
+
+  def __call__(self, ps: PublicState) -> np.ndarray:
+    """[F] float32 features of `ps`."""
+    h = ps.histories[0]
+    if self.kind == "public_observer":
+      self._observation.set_from(h, 0)
+      return np.asarray(self._observation.tensor, dtype=np.float32).copy()
+    if self.kind == "observation_tensor":
+      return np.asarray(h.observation_tensor(0), dtype=np.float32)
+    actions, public = public_action_mask(ps)
+    out = np.zeros((self.size // self._width, self._width), dtype=np.float32)
+    length = min(actions.shape[1], out.shape[0])
+    for i in range(length):
+      if public[i]:
+        out[i, actions[0, i]] = 1.0
+      else:
+        out[i, -1] = 1.0  # an action happened here, hidden from someone
+    return out.reshape(-1)
+
+
+def _public_observation(game: pyspiel.Game, recall: bool):
+  try:
+    return os_observation.make_observation(
+        game,
+        pyspiel.IIGObservationType(public_info=True, perfect_recall=recall,
+                                   private_info=pyspiel.PrivateInfoType.NONE))
+  except (pyspiel.SpielError, RuntimeError, ValueError):
+    return None

@@ -3,8 +3,10 @@
 Features: the public observer tensor (with perfect recall when the game offers
 it); for perfect-information games without a public observer tensor, the
 observation tensor; for derived games, an encoding of the public action
-sequence (an action position is public when every history of the public state
-agrees on it).
+sequence: for each position in the history, the set of actions the public
+state's histories take there (one-hot where the action is public, multi-hot
+where it is hidden from someone, which still carries what is common knowledge
+about it, e.g. who won a goofspiel round).
 
 Slots: the network needs a fixed width per player, so every infostate gets a
 slot, the index of its private part within the game. The private part of an
@@ -135,8 +137,10 @@ class PublicFeatures:
       self.size = int(np.prod(game.observation_tensor_shape()))
     else:
       self._width = max(game.num_distinct_actions(),
-                        game.max_chance_outcomes()) + 1
-      self.size = game.max_game_length() * self._width
+                        game.max_chance_outcomes())
+      # OpenSpiel's max_game_length does not count chance moves.
+      self._length = game.max_game_length() + game.max_chance_nodes_in_history()
+      self.size = self._length * self._width
 
   def __call__(self, ps: PublicState) -> np.ndarray:
     """[F] float32 features of `ps`."""
@@ -146,14 +150,13 @@ class PublicFeatures:
       return np.asarray(self._observation.tensor, dtype=np.float32).copy()
     if self.kind == "observation_tensor":
       return np.asarray(h.observation_tensor(0), dtype=np.float32)
-    actions, public = public_action_mask(ps)
-    out = np.zeros((self.size // self._width, self._width), dtype=np.float32)
-    length = min(actions.shape[1], out.shape[0])
-    for i in range(length):
-      if public[i]:
-        out[i, actions[0, i]] = 1.0
-      else:
-        out[i, -1] = 1.0  # an action happened here, hidden from someone
+    actions = _action_matrix(ps)
+    out = np.zeros((self._length, self._width), dtype=np.float32)
+    if actions.shape[1] > self._length:
+      raise ValueError(f"{self.observer.game}: history longer than the "
+                       f"game's max length {self._length}")
+    rows, cols = np.nonzero(actions >= 0)
+    out[cols, actions[rows, cols]] = 1.0
     return out.reshape(-1)
 
 

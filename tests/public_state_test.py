@@ -1,0 +1,285 @@
+"""Public states judged by OpenSpiel's own enumeration of the game."""
+
+import random
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import get_all_states
+
+from open_spiel_sog.public_state import ObserverConfig
+from open_spiel_sog.public_state import PublicFeatures
+from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state import SlotTable
+from open_spiel_sog.public_state import check_public_states
+
+GOOFSPIEL = ("turn_based_simultaneous_game(game=goofspiel(num_cards=4,"
+             "imp_info=True,points_order=descending))")
+LIARS_DICE = "liars_dice(numdice=1,dice_sides=4)"
+
+SMALL_GAMES = {
+    "kuhn_poker": "native",
+    "leduc_poker": "native",
+    GOOFSPIEL: "derived",
+    LIARS_DICE: "derived",
+}
+
+
+def _openspiel_decision_infostates(game):
+  """{player: set of information_state_string at that player's decisions}."""
+  states = get_all_states.get_all_states(
+      game, depth_limit=-1, include_terminals=False, include_chance_states=False)
+  result = {0: set(), 1: set()}
+  for state in states.values():
+    p = state.current_player()
+    result[p].add(state.information_state_string(p))
+  return result
+
+
+@pytest.mark.parametrize("game_string,source", SMALL_GAMES.items())
+def test_acting_infostates_match_openspiel(game_string, source):
+  game = pyspiel.load_game(game_string)
+  observer = PublicStateObserver(game)
+  assert observer.source == source
+  ours = {0: [], 1: []}
+  for ps in observer.full_tree().public_states:
+    p = ps.current_player()
+    if p >= 0:
+      ours[p].extend(ps.infostates(p))
+  expected = _openspiel_decision_infostates(game)
+  for p in range(2):
+    # Equal as sets, and no infostate in two public states (no duplicates).
+    assert set(ours[p]) == expected[p]
+    assert len(ours[p]) == len(expected[p])
+
+
+@pytest.mark.parametrize("game_string", SMALL_GAMES)
+def test_check_public_states_passes_exhaustively(game_string):
+  summary = check_public_states(game_string)
+  assert summary["mode"] == "exhaustive"
+  assert summary["public_states"] > 10
+
+
+def test_tic_tac_toe_on_sampled_paths():
+  game = pyspiel.load_game("tic_tac_toe")
+  observer = PublicStateObserver(game)
+  assert observer.source == "perfect_information"
+  summary = check_public_states(game, observer=observer, num_sampled_paths=50)
+  assert summary["mode"] == "sampled"
+  # Along sampled paths, each public state holds exactly the history played,
+  # and its infostate is OpenSpiel's information_state_string there.
+  rng = random.Random(1)
+  for _ in range(20):
+    state = game.new_initial_state()
+    while not state.is_terminal():
+      ps, index = observer.public_state_of(state)
+      assert len(ps.histories) == 1 and index == 0
+      p = state.current_player()
+      assert ps.current_player() == p
+      assert ps.infostates(p) == [state.information_state_string(p)]
+      assert ps.legal_actions(0) == state.legal_actions()
+      state.apply_action(rng.choice(state.legal_actions()))
+
+
+def test_leduc_public_state_count():
+  # OpenSpiel's count keyed by (depth, perfect-recall public observation)
+  # over all states, chance and terminal included, is 767; our public tree
+  # has exactly as many public states. Of them, 193 are non-terminal
+  # (1 root deal + 1 second deal + 6 round-1 decisions + 5 public-card deals
+  # + 5 * 6 * 6 round-2 decisions) and 574 terminal: 4 round-1 folds,
+  # 5 * 6 * 4 = 120 round-2 folds and 5 * 5 * 6 = 150 showdowns, each
+  # showdown split three ways (player 0 wins, player 1 wins, tie) because
+  # Leduc's public observation shows the payout ("Money: 101 99") at the end.
+  # The payout-blind public tree would have 467 public states.
+  from open_spiel.python.observation import make_observation  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game("leduc_poker")
+  obs = make_observation(game, pyspiel.IIGObservationType(
+      public_info=True, perfect_recall=True,
+      private_info=pyspiel.PrivateInfoType.NONE))
+  keys = set()
+
+  def walk(state, depth):
+    keys.add((depth, obs.string_from(state, 0)))
+    if not state.is_terminal():
+      for a in state.legal_actions():
+        walk(state.child(a), depth + 1)
+
+  walk(game.new_initial_state(), 0)
+  assert len(keys) == 767
+  tree = PublicStateObserver(game).full_tree()
+  assert len(tree.public_states) == 767
+  assert sum(not ps.is_terminal() for ps in tree.public_states) == 193
+  assert {(ps.depth, ps.key) for ps in tree.public_states
+          if ps.depth > 0} <= keys
+
+
+@pytest.mark.parametrize("game_string", SMALL_GAMES)
+def test_histories_and_chance_reach(game_string):
+  game = pyspiel.load_game(game_string)
+  tree = PublicStateObserver(game).full_tree()
+  terminal_reach = 0.0
+  count = 0
+  for ps in tree.public_states:
+    for h, c in zip(ps.histories, ps.chance_reach):
+      assert h.current_player() == ps.current_player()
+      assert c > 0.0
+    if ps.is_terminal():
+      terminal_reach += ps.chance_reach.sum()
+      count += len(ps.histories)
+    # Children partition the successors of this public state's histories.
+    if not ps.is_terminal():
+      successors = sum(
+          len(h.chance_outcomes()) if h.is_chance_node() else
+          len(h.legal_actions()) for h in ps.histories)
+      assert sum(len(c.histories) for c in ps.children()) == successors
+  # Chance reach over the terminal histories of every pure strategy profile
+  # sums to 1; over all terminals it is the number of pure action paths
+  # weighted by chance, so check the total against OpenSpiel's own walk.
+  expected, n = 0.0, 0
+  stack = [(game.new_initial_state(), 1.0)]
+  while stack:
+    state, c = stack.pop()
+    if state.is_terminal():
+      expected += c
+      n += 1
+    elif state.is_chance_node():
+      stack.extend((state.child(a), c * p) for a, p in state.chance_outcomes())
+    else:
+      stack.extend((state.child(a), c) for a in state.legal_actions())
+  assert count == n
+  assert terminal_reach == pytest.approx(expected)
+
+
+def test_children_grouped_by_public_observation():
+  observer = PublicStateObserver("kuhn_poker")
+  root = observer.root()
+  (deal,) = root.children()
+  (decision,) = deal.children()
+  assert decision.current_player() == 0
+  assert len(decision.histories) == 6  # every card pair
+  assert decision.infostates(0) == ["0", "1", "2"]
+  assert decision.infostates(1) == ["1", "2", "0"]
+  assert [c.key for c in decision.children()] == ["p", "b"]
+  # Slots: the private card, whatever order infostates were found in.
+  slots = SlotTable(observer)
+  assert slots.num_slots(0) == slots.num_slots(1) == 3
+  np.testing.assert_array_equal(slots.slots(decision, 1), [1, 2, 0])
+
+
+@pytest.mark.parametrize("game_string,num_slots", [
+    ("kuhn_poker", 3), ("leduc_poker", 6), (LIARS_DICE, 4)])
+def test_slots_are_the_private_chance_outcome(game_string, num_slots):
+  observer = PublicStateObserver(game_string)
+  slots = SlotTable(observer)
+  for p in range(2):
+    assert slots.num_slots(p) == num_slots
+  for ps in observer.full_tree().public_states:
+    if ps.is_terminal():
+      continue
+    for p in range(2):
+      s = slots.slots(ps, p)
+      assert len(set(s.tolist())) == len(s)
+      if len(s) == num_slots:
+        # The private chance outcome is the one the infostate's histories
+        # agree on; it must equal the slot.
+        for j, slot in enumerate(s):
+          rows = [h.history() for i, h in enumerate(ps.histories)
+                  if ps.history_infostate[p, i] == j]
+          assert all(slot in r for r in rows)
+
+
+@pytest.mark.parametrize("game_string", list(SMALL_GAMES) + ["tic_tac_toe"])
+def test_features_have_fixed_width_and_tell_public_states_apart(game_string):
+  observer = PublicStateObserver(game_string)
+  features = PublicFeatures(observer)
+  if game_string == "tic_tac_toe":
+    states = [observer.root()] + observer.root().children()
+  else:
+    states = [ps for ps in observer.full_tree().public_states
+              if not ps.is_terminal()]
+  vectors = [features(ps) for ps in states]
+  assert all(v.shape == (features.size,) for v in vectors)
+  assert all(v.dtype == np.float32 for v in vectors)
+  decisions = [v.tobytes() for ps, v in zip(states, vectors)
+               if ps.is_player_node()]
+  assert len(set(decisions)) == len(decisions)
+
+
+def test_public_state_of_finds_the_history():
+  game = pyspiel.load_game("leduc_poker")
+  observer = PublicStateObserver(game)
+  state = game.new_initial_state()
+  for a in [0, 3, 1, 2, 1, 4, 2]:
+    state.apply_action(a)
+  ps, index = observer.public_state_of(state)
+  assert ps.histories[index].history() == state.history()
+  assert str(state) in [str(h) for h in ps.histories]
+
+
+@pytest.mark.parametrize("game_string,reason", [
+    ("kuhn_poker(players=3)", "two-player"),
+    ("goofspiel(num_cards=4)", "turn_based_simultaneous_game"),
+    ("matrix_rps", "turn_based_simultaneous_game"),
+    ("coop_box_pushing", "two-player|zero-sum|turn_based"),
+])
+def test_unsupported_games_raise_clear_errors(game_string, reason):
+  with pytest.raises(ValueError, match=reason):
+    PublicStateObserver(game_string)
+
+
+def test_non_zero_sum_game_is_rejected():
+  # Efg game with a general-sum payoff.
+  efg = """EFG 2 R "general sum" { "P1" "P2" } ""
+p "" 1 1 "" { "a" "b" } 0
+t "" 1 "" { 1, 1 }
+t "" 2 "" { 2, 0 }
+"""
+  with pytest.raises(ValueError, match="zero-sum"):
+    PublicStateObserver(pyspiel.load_efg_game(efg))
+
+
+def test_size_bounds_raise_instead_of_hanging():
+  with pytest.raises(ValueError, match="max_public_states"):
+    PublicStateObserver("tic_tac_toe",
+                        ObserverConfig(max_public_states=1000)).full_tree()
+  with pytest.raises(ValueError, match="max_histories_per_public_state"):
+    observer = PublicStateObserver(
+        "leduc_poker", ObserverConfig(max_histories_per_public_state=10))
+    observer.full_tree()
+
+
+def test_unknown_source_is_rejected():
+  with pytest.raises(ValueError, match="unknown public-state source"):
+    PublicStateObserver("kuhn_poker", ObserverConfig(source="magic"))
+  with pytest.raises(ValueError, match="no public observer"):
+    PublicStateObserver(LIARS_DICE, ObserverConfig(source="native"))
+
+
+def test_derived_source_agrees_with_native_on_kuhn_and_leduc():
+  # The common-knowledge partition is the finest public partition; on these
+  # games it must give the same decision public states as the native observer.
+  for game_string in ("kuhn_poker", "leduc_poker"):
+    trees = [PublicStateObserver(game_string, ObserverConfig(source=s))
+             .full_tree() for s in ("native", "derived")]
+    groups = [
+        sorted(tuple(sorted(str(h) for h in ps.histories))
+               for ps in tree.public_states if ps.is_player_node())
+        for tree in trees
+    ]
+    assert groups[0] == groups[1]
+
+
+def test_buggy_public_observer_is_caught():
+  # A "public" partition that splits histories a player cannot tell apart
+  # (here: by player 1's private card) must fail the check.
+  observer = PublicStateObserver("kuhn_poker")
+  original = observer._partition  # pylint: disable=protected-access
+
+  def leaky(children, actions):
+    labels = original(children, actions)
+    return [f"{label}|{h.history()[1] if len(h.history()) > 1 else ''}"
+            for label, h in zip(labels, children)]
+
+  observer._partition = leaky  # pylint: disable=protected-access
+  with pytest.raises(ValueError, match="lies in two public states|connected"):
+    check_public_states("kuhn_poker", observer=observer)

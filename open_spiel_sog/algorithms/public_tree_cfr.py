@@ -299,3 +299,77 @@ class PublicTreeCFR:
     (the game value estimate when solving from the game root)."""
     v = self.counterfactual_values()[player]
     return float(v @ self.ranges[player])
+
+
+@dataclasses.dataclass(frozen=True)
+class SolveConfig:
+  """A full-game solve with exploitability measured along the way.
+
+  Attributes:
+    game: an OpenSpiel game string.
+    iterations: CFR+ iterations to run.
+    eval_every: measure exploitability (OpenSpiel's, of the average policy)
+      every this many iterations; 0 measures only at the end, -1 never.
+    cfr: the solver's options.
+    progress: show a progress bar on stderr.
+  """
+  game: str = "leduc_poker"
+  iterations: int = 1000
+  eval_every: int = 100
+  cfr: CFRConfig = CFRConfig()
+  progress: bool = True
+
+
+def solve(config: SolveConfig) -> dict:
+  """Solves `config.game` and returns a summary (JSON-serialisable).
+
+  Keys: game, iterations, seconds (CFR time, evaluation excluded),
+  iterations_per_second, game_value (player 0, average policy),
+  exploitability (list of [iteration, value]), final_exploitability,
+  public_states, infostates.
+  """
+  # Imported here: only this driver needs OpenSpiel's exploitability code and
+  # the progress bar.
+  import time  # pylint: disable=g-import-not-at-top
+  from open_spiel.python.algorithms import exploitability as os_exploitability  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.utils.progress import progress_bar  # pylint: disable=g-import-not-at-top
+
+  if config.iterations < 1:
+    raise ValueError(f"iterations must be >= 1, got {config.iterations}")
+  if config.eval_every < -1:
+    raise ValueError(f"eval_every must be -1, 0 or positive, got "
+                     f"{config.eval_every}")
+  game = pyspiel.load_game(config.game)
+  solver = PublicTreeCFR(game, config=config.cfr)
+  curve = []
+
+  def evaluate():
+    value = float(os_exploitability.exploitability(game,
+                                                   solver.average_policy()))
+    curve.append([solver.iteration, value])
+    return value
+
+  seconds = 0.0
+  step = config.eval_every if config.eval_every > 0 else config.iterations
+  with progress_bar(config.iterations, f"CFR+ {config.game}",
+                    disable=not config.progress) as bar:
+    while solver.iteration < config.iterations:
+      n = min(step, config.iterations - solver.iteration)
+      start = time.perf_counter()
+      solver.run(n)
+      seconds += time.perf_counter() - start
+      bar.update(n)
+      if config.eval_every > 0 or (config.eval_every == 0 and
+                                   solver.iteration == config.iterations):
+        bar.set_postfix_str(f"exploitability {evaluate():.6f}")
+  return {
+      "game": config.game,
+      "iterations": solver.iteration,
+      "seconds": seconds,
+      "iterations_per_second": solver.iteration / seconds,
+      "game_value": solver.expected_value(0),
+      "exploitability": curve,
+      "final_exploitability": curve[-1][1] if curve else None,
+      "public_states": len(solver.tree),
+      "infostates": [solver.tree.players[p].num_rows for p in range(2)],
+  }

@@ -1,1 +1,28 @@
-"""Student of Games for OpenSpiel."""
+"""Student of Games for OpenSpiel.
+
+`import open_spiel_sog` makes the package's bots available through OpenSpiel's
+own registry (`pyspiel.load_bot`); see `open_spiel_sog.registry`.
+
+Public API:
+  PublicStateObserver, check_public_states: public states of any two-player
+    zero-sum OpenSpiel game (`open_spiel_sog.public_state`).
+  PublicTreeCFR: exact vectorized CFR+ over a public tree
+    (`open_spiel_sog.algorithms.public_tree_cfr`).
+  register_bot: put a Python bot factory into OpenSpiel's bot registry.
+"""
+
+from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
+from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state import check_public_states
+from open_spiel_sog.registry import register_bot
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CFRConfig",
+    "PublicStateObserver",
+    "PublicTreeCFR",
+    "check_public_states",
+    "register_bot",
+]

@@ -23,10 +23,9 @@ Slots are defined on non-terminal public states, where values are queried.
 from __future__ import annotations
 
 import numpy as np
-import pyspiel
-from open_spiel.python import observation as os_observation
 
 from open_spiel_sog.public_state.observer import PublicState
+from open_spiel_sog.public_state.observer import make_public_observation
 from open_spiel_sog.public_state.observer import PublicStateObserver
 
 _NO_ACTION = -1
@@ -123,7 +122,7 @@ class PublicFeatures:
     if observer.source == "native":
       for recall in ((True, False) if observer.public_observation_has_recall
                      else (False,)):
-        obs = _public_observation(game, recall)
+        obs = make_public_observation(game, recall)
         if obs is not None and obs.tensor is not None and obs.tensor.size:
           self._observation = obs
           self.kind = "public_observer"
@@ -159,12 +158,3 @@ class PublicFeatures:
     out[cols, actions[rows, cols]] = 1.0
     return out.reshape(-1)
 
-
-def _public_observation(game: pyspiel.Game, recall: bool):
-  try:
-    return os_observation.make_observation(
-        game,
-        pyspiel.IIGObservationType(public_info=True, perfect_recall=recall,
-                                   private_info=pyspiel.PrivateInfoType.NONE))
-  except (pyspiel.SpielError, RuntimeError, ValueError):
-    return None

@@ -23,7 +23,7 @@ search can walk a large game without enumerating it.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 import pyspiel
@@ -31,6 +31,9 @@ from open_spiel.python import observation as os_observation
 
 CHANCE = int(pyspiel.PlayerId.CHANCE)
 TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+
+if TYPE_CHECKING:
+  from open_spiel_sog.public_state.tree import PublicTree
 
 SOURCES = ("native", "perfect_information", "derived")
 
@@ -84,6 +87,26 @@ def validate_game(game: pyspiel.Game) -> None:
     raise ValueError(
         f"{name}: the game does not provide information_state_string, which "
         "public states need to identify infostates")
+
+
+def make_public_observation(game: pyspiel.Game, perfect_recall: bool):
+  """The game's public observer (an open_spiel Observation), or None."""
+  try:
+    obs = os_observation.make_observation(
+        game,
+        pyspiel.IIGObservationType(public_info=True,
+                                   perfect_recall=perfect_recall,
+                                   private_info=pyspiel.PrivateInfoType.NONE))
+  except (pyspiel.SpielError, RuntimeError, ValueError):
+    return None
+  if obs is None:
+    return None
+  # Some games build an observer that only fails when used: probe it.
+  try:
+    obs.string_from(game.new_initial_state(), 0)
+  except (pyspiel.SpielError, RuntimeError, ValueError):
+    return None
+  return obs
 
 
 class _UnionFind:
@@ -267,8 +290,7 @@ class PublicStateObserver:
                            pyspiel.GameType.Information.PERFECT_INFORMATION)
     if source == "native" or (source == "auto" and not perfect_information):
       for recall in (True, False):
-        obs = self._make_observation(public_info=True, perfect_recall=recall,
-                                     private=pyspiel.PrivateInfoType.NONE)
+        obs = make_public_observation(game, recall)
         if obs is not None:
           self._public_observation = obs
           self.public_observation_has_recall = recall
@@ -289,24 +311,6 @@ class PublicStateObserver:
     self._public_states: list[PublicState] = []
     self._root: PublicState | None = None
 
-  def _make_observation(self, *, public_info: bool, perfect_recall: bool,
-                        private: pyspiel.PrivateInfoType):
-    try:
-      obs = os_observation.make_observation(
-          self.game,
-          pyspiel.IIGObservationType(public_info=public_info,
-                                     perfect_recall=perfect_recall,
-                                     private_info=private))
-    except (pyspiel.SpielError, RuntimeError, ValueError):
-      return None
-    if obs is None:
-      return None
-    # Some games build an observer that only fails when used: probe it.
-    try:
-      obs.string_from(self.game.new_initial_state(), 0)
-    except (pyspiel.SpielError, RuntimeError, ValueError):
-      return None
-    return obs
 
   # --- Construction --------------------------------------------------------
 

@@ -29,19 +29,11 @@ import pyspiel
 from open_spiel_sog.public_state.observer import ObserverConfig
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
-from open_spiel_sog.public_state.observer import _UnionFind  # pylint: disable=protected-access
+from open_spiel_sog.public_state.observer import common_knowledge_components
 
 
 def _check_connected(ps: PublicState) -> None:
-  n = len(ps.histories)
-  uf = _UnionFind(n)
-  for p in range(2):
-    first: dict[int, int] = {}
-    for i, j in enumerate(ps.history_infostate[p].tolist()):
-      k = first.setdefault(j, i)
-      if k != i:
-        uf.union(k, i)
-  components = {uf.find(i) for i in range(n)}
+  components = set(common_knowledge_components(ps.history_infostate.tolist()))
   if len(components) > 1:
     raise ValueError(
         f"public state {ps.describe()} of {ps.observer.game} is not a "

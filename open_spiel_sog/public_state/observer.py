@@ -128,6 +128,27 @@ class _UnionFind:
       self.parent[max(ri, rj)] = min(ri, rj)
 
 
+def common_knowledge_components(keys: Sequence[Sequence]) -> list[int]:
+  """Component label of each history in the common-knowledge graph.
+
+  Args:
+    keys: per player, each history's infostate (string or index); two
+      histories are joined when some player's keys are equal.
+
+  Returns:
+    [H] the smallest history index of each history's component.
+  """
+  n = len(keys[0])
+  uf = _UnionFind(n)
+  for player_keys in keys:
+    first: dict = {}
+    for k, key in enumerate(player_keys):
+      j = first.setdefault(key, k)
+      if j != k:
+        uf.union(j, k)
+  return [uf.find(k) for k in range(n)]
+
+
 class PublicState:
   """A public state: histories, their infostates and the public tree links.
 
@@ -386,15 +407,9 @@ class PublicStateObserver:
       obs = self._public_observation
       return [obs.string_from(h, 0) for h in children]
     # Derived: common-knowledge components.
-    uf = _UnionFind(len(children))
-    for p in range(2):
-      first: dict[str, int] = {}
-      for k, h in enumerate(children):
-        s = h.information_state_string(p)
-        j = first.setdefault(s, k)
-        if j != k:
-          uf.union(j, k)
-    return [str(uf.find(k)) for k in range(len(children))]
+    labels = common_knowledge_components(
+        [[h.information_state_string(p) for h in children] for p in range(2)])
+    return [str(label) for label in labels]
 
   # --- Navigation ----------------------------------------------------------
 

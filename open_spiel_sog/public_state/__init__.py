@@ -6,6 +6,7 @@ from open_spiel_sog.public_state.features import SlotTable
 from open_spiel_sog.public_state.observer import ObserverConfig
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.public_state.observer import PublicTreeTooLarge
 from open_spiel_sog.public_state.observer import validate_game
 from open_spiel_sog.public_state.tree import PublicTree
 
@@ -15,6 +16,7 @@ __all__ = [
     "PublicState",
     "PublicStateObserver",
     "PublicTree",
+    "PublicTreeTooLarge",
     "SlotTable",
     "check_public_states",
     "validate_game",

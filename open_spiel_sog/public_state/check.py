@@ -29,6 +29,7 @@ import pyspiel
 from open_spiel_sog.public_state.observer import ObserverConfig
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.public_state.observer import PublicTreeTooLarge
 from open_spiel_sog.public_state.observer import common_knowledge_components
 
 
@@ -95,9 +96,7 @@ def check_public_states(game: pyspiel.Game | str, *,
   try:
     for ps in observer.walk():
       checker.check(ps)
-  except ValueError as e:
-    if "max_public_states" not in str(e):
-      raise
+  except PublicTreeTooLarge:
     mode = "sampled"
     checker = _Checker()  # a partial walk would miss owners; start over
     rng = random.Random(seed)

@@ -42,6 +42,10 @@ DEFAULT_MAX_HISTORIES = 200_000
 DEFAULT_MAX_PUBLIC_STATES = 200_000
 
 
+class PublicTreeTooLarge(ValueError):
+  """The public tree has more public states than the configured bound."""
+
+
 @dataclasses.dataclass(frozen=True)
 class ObserverConfig:
   """Options of `PublicStateObserver`.
@@ -422,7 +426,8 @@ class PublicStateObserver:
 
   def walk(self, root: PublicState | None = None) -> Iterator[PublicState]:
     """Public states under `root` (default: the game's root), breadth first,
-    expanding as it goes; raises ValueError past max_public_states."""
+    expanding as it goes; raises PublicTreeTooLarge (a ValueError) past
+    max_public_states."""
     queue = [root or self.root()]
     count = 0
     bound = self.config.max_public_states
@@ -431,7 +436,7 @@ class PublicStateObserver:
       for ps in queue:
         count += 1
         if count > bound:
-          raise ValueError(
+          raise PublicTreeTooLarge(
               f"{self.game} has more than max_public_states={bound} public "
               "states; it is too large to enumerate (raise the bound via "
               "ObserverConfig, or search it instead of enumerating it)")

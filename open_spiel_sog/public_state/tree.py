@@ -51,6 +51,9 @@ class PlayerArrays:
   entry_public_state: np.ndarray  # [E] int64
   entry_infostate: np.ndarray  # [E] int64
   entry_seq: np.ndarray  # [E] int64 flat sequence giving the entry's range
+  # Entries of the i-th public state of the tree (in infostate order) are
+  # [entry_start[i], entry_start[i + 1]).
+  entry_start: np.ndarray  # [N + 1] int64
 
   @property
   def num_sequences(self) -> int:
@@ -91,6 +94,7 @@ class PublicTree:
             and all(c.id in ids for c in ps.children()))
     ]
     self._frontier_ids = {ps.id for ps in self.frontier}
+    self._position = {ps.id: i for i, ps in enumerate(public_states)}
     self.players = (self._compile_player(0), self._compile_player(1))
     self.terminals = self._compile_terminals()
 
@@ -117,6 +121,7 @@ class PublicTree:
     row_seq: list[tuple] = []
     row_level: list[int] = []
     row_of: dict[tuple[int, int], int] = {}
+    entry_start = [0]
 
     def seq_level(seq: tuple) -> int:
       return 0 if seq[0] == "root" else row_level[seq[1]] + 1
@@ -154,6 +159,7 @@ class PublicTree:
         entry_seq.append(seqs[j])
         entry_ps.append(ps.id)
         entry_inf.append(j)
+      entry_start.append(len(entry_seq))
       if ps.current_player() == p and ps.id not in self._frontier_ids:
         for j in range(n):
           row_of[(ps.id, j)] = len(rows)
@@ -216,15 +222,14 @@ class PublicTree:
         entry_public_state=np.asarray(entry_ps, dtype=np.int64),
         entry_infostate=np.asarray(entry_inf, dtype=np.int64),
         entry_seq=np.asarray([flat(s) for s in entry_seq], dtype=np.int64),
+        entry_start=np.asarray(entry_start, dtype=np.int64),
     )
 
   def entry_seqs(self, player: int, ps: PublicState) -> np.ndarray:
     """[n_p] the flat sequence of each of `player`'s infostates in `ps`."""
     arrays = self.players[player]
-    mask = arrays.entry_public_state == ps.id
-    seqs = np.empty(ps.num_infostates(player), dtype=np.int64)
-    seqs[arrays.entry_infostate[mask]] = arrays.entry_seq[mask]
-    return seqs
+    i = self._position[ps.id]
+    return arrays.entry_seq[arrays.entry_start[i]:arrays.entry_start[i + 1]]
 
   def _compile_terminals(self) -> TerminalArrays:
     seq0, seq1, weight = [], [], []

@@ -9,13 +9,23 @@ Public API:
   PublicTreeCFR: exact vectorized CFR+ over a public tree
     (`open_spiel_sog.algorithms.public_tree_cfr`).
   register_bot: put a Python bot factory into OpenSpiel's bot registry.
+  SoGBot, SoGConfig: the Student of Games bot, registered as "sog"
+    (`open_spiel_sog.bots.sog`).
+  sog_exploitability: exact exploitability of SoG over seeds
+    (`open_spiel_sog.evaluation.exploitability`).
 """
 
 from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
 from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import check_public_states
+from open_spiel_sog.bots import sog as _sog
+from open_spiel_sog.bots.sog import SoGBot
+from open_spiel_sog.bots.sog import SoGConfig
+from open_spiel_sog.evaluation.exploitability import sog_exploitability
 from open_spiel_sog.registry import register_bot
+
+_sog.register()
 
 __version__ = "0.1.0"
 
@@ -23,6 +33,9 @@ __all__ = [
     "CFRConfig",
     "PublicStateObserver",
     "PublicTreeCFR",
+    "SoGBot",
+    "SoGConfig",
     "check_public_states",
     "register_bot",
+    "sog_exploitability",
 ]

@@ -121,7 +121,8 @@ class PublicTreeCFR:
   def __init__(self, game: pyspiel.Game | str | None = None, *,
                root: PublicState | None = None,
                ranges: Sequence[np.ndarray] | None = None,
-               config: CFRConfig | None = None):
+               config: CFRConfig | None = None,
+               tree: PublicTree | None = None):
     """Builds the solver.
 
     Args:
@@ -132,6 +133,8 @@ class PublicTreeCFR:
       ranges: (r0, r1), each player's range over its infostates at `root`
         (`root.infostates(p)` order). Default: all ones.
       config: CFRConfig.
+      tree: the compiled subtree under `root` (`PublicTree.from_subtree`),
+        when the caller keeps one to solve the same subgame many times.
     """
     if root is None:
       if game is None:
@@ -145,23 +148,18 @@ class PublicTreeCFR:
     self.game = root.observer.game
     self.root = root
     self.config = config or CFRConfig()
-    self.tree = PublicTree.from_subtree(root)
+    if tree is None:
+      tree = PublicTree.from_subtree(root)
+    elif tree.root is not root:
+      raise ValueError("the compiled tree belongs to another root public state")
+    self.tree = tree
     if self.tree.frontier:
       raise ValueError(
           "PublicTreeCFR solves to the end of the game; the tree has "
           f"{len(self.tree.frontier)} unexpanded public states")
     if ranges is None:
       ranges = [np.ones(root.num_infostates(p)) for p in range(2)]
-    self.ranges = []
-    for p in range(2):
-      r = np.asarray(ranges[p], dtype=np.float64)
-      if r.shape != (root.num_infostates(p),):
-        raise ValueError(
-            f"range of player {p} has shape {r.shape}; the root public state "
-            f"has {root.num_infostates(p)} infostates of player {p}")
-      if not np.all(np.isfinite(r)) or np.any(r < 0):
-        raise ValueError(f"range of player {p} must be finite and >= 0")
-      self.ranges.append(r)
+    self.ranges = self._checked_ranges(ranges)
     self._players = [_PlayerState(self.tree.players[p], self.ranges[p])
                      for p in range(2)]
     t = self.tree.terminals
@@ -170,6 +168,28 @@ class PublicTreeCFR:
     self.iteration = 0
     for p in range(2):
       st = self._players[p]
+      reach_pass(st.arrays, st.policy, st.root_range, st.reach)
+
+  def _checked_ranges(self, ranges: Sequence[np.ndarray]) -> list[np.ndarray]:
+    checked = []
+    for p in range(2):
+      r = np.asarray(ranges[p], dtype=np.float64)
+      if r.shape != (self.root.num_infostates(p),):
+        raise ValueError(
+            f"range of player {p} has shape {r.shape}; the root public state "
+            f"has {self.root.num_infostates(p)} infostates of player {p}")
+      if not np.all(np.isfinite(r)) or np.any(r < 0):
+        raise ValueError(f"range of player {p} must be finite and >= 0")
+      checked.append(r)
+    return checked
+
+  def set_ranges(self, ranges: Sequence[np.ndarray]) -> None:
+    """Changes the root ranges, keeping regrets and the average (warm start
+    of a subgame whose beliefs moved)."""
+    self.ranges = self._checked_ranges(ranges)
+    for p in range(2):
+      st = self._players[p]
+      st.root_range = self.ranges[p]
       reach_pass(st.arrays, st.policy, st.root_range, st.reach)
 
   # --- Iterations ----------------------------------------------------------

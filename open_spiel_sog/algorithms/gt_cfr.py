@@ -1,0 +1,966 @@
+"""Growing-tree CFR (GT-CFR, Algorithm 1 of the SoG paper; DESIGN.md 5).
+
+`search(root, value_fn, config)` grows a public tree from `root` and runs
+public-tree CFR+ on it:
+
+    for i in range(s // ceil(c)):            # s = simulations, c = expansions
+      run ceil(1 / c) CFR+ updates on the tree    # per update (may be < 1)
+      run ceil(c) expansion simulations
+
+Regret update phase: per player, one down pass (reach of every sequence)
+and one up pass (counterfactual values) over the player's sequences grouped by
+the number of own actions before them, a few numpy gathers/scatters per
+level; frontier leaves are valued by the value function in one batched call
+per update; regret matching+ and linearly weighted averaging. Simultaneous
+updates by default (as in the paper), alternating as an option.
+
+Expansion phase: a simulation samples a history at the growth root from the
+current beliefs, then descends: chance samples its outcome; a decision samples
+from pi_select = 1/2 pi_PUCT + 1/2 pi_CFR-average at the acting player's
+infostate. PUCT uses the infostate's counterfactual action values divided by
+its counterfactual reach (so they read as expected utilities), the prior from
+the value function, visit counts per infostate and, within one expansion
+phase, virtual losses. When the walk reaches a leaf, the leaf gets its top-k
+children by prior (k=0: all children); when it picks an action whose child is
+not in the tree, that child is added. CFR runs over expanded actions only.
+
+Re-solving (DESIGN.md 6): the tree can start as a single branch from the
+search root to the public state where the tree may grow (`grow_from`), with
+off-branch children as leaves, and a gadget at the root for one player: for
+each of that player's root infostates, terminate with the stored
+counterfactual value or follow into the subgame, whose follow probabilities
+give the player's root range, mixed alpha * follow + (1 - alpha) * r_prev.
+
+The tree (structure and CFR state) is arrays grown by appending; no Python
+loop over nodes runs in the regret update.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Sequence
+
+import numpy as np
+import pyspiel
+
+from open_spiel_sog.algorithms.value_functions import Query
+from open_spiel_sog.algorithms.value_functions import ValueFunction
+from open_spiel_sog.public_state.observer import PublicState
+
+
+@dataclasses.dataclass(frozen=True)
+class GTCFRConfig:
+  """Options of a GT-CFR search.
+
+  Attributes:
+    simulations: s, the total number of expansion simulations.
+    expansions_per_update: c, expansion simulations per regret-update phase;
+      fractional c runs ceil(1/c) CFR updates per phase and one simulation.
+      The search runs s // ceil(c) phases (at least one).
+    top_k: children added when a simulation reaches a leaf: the k actions
+      with the highest prior at each infostate (0 = all children, the
+      imperfect-information default; 1 is the perfect-information default).
+    c_puct: PUCT exploration constant, in units of the game's utility range.
+    virtual_loss: penalty per pending visit within one expansion phase, in
+      units of the game's utility range.
+    alternating: alternate the players' CFR updates (two value-function
+      calls per update) instead of updating both at once (the paper's choice).
+    linear_averaging: weigh update t by t in the average policy.
+    record_queries: keep every leaf query (public state and ranges) made.
+  """
+  simulations: int = 100
+  expansions_per_update: float = 1.0
+  top_k: int = 0
+  c_puct: float = 1.0
+  virtual_loss: float = 1.0
+  alternating: bool = True
+  linear_averaging: bool = True
+  record_queries: bool = True
+
+  def validate(self) -> None:
+    if self.simulations < 0:
+      raise ValueError(f"simulations must be >= 0, got {self.simulations}")
+    if not self.expansions_per_update > 0:
+      raise ValueError("expansions_per_update (c) must be > 0, got "
+                       f"{self.expansions_per_update}")
+    if self.top_k < 0:
+      raise ValueError(f"top_k must be >= 0 (0 = all), got {self.top_k}")
+
+  @property
+  def phases(self) -> int:
+    return max(1, self.simulations // math.ceil(self.expansions_per_update))
+
+  @property
+  def updates_per_phase(self) -> int:
+    return math.ceil(1.0 / self.expansions_per_update)
+
+  @property
+  def simulations_per_phase(self) -> int:
+    return 0 if self.simulations == 0 else math.ceil(self.expansions_per_update)
+
+
+@dataclasses.dataclass
+class Gadget:
+  """The re-solving gadget for `player` at the search root.
+
+  Attributes:
+    player: the player whose root range the gadget chooses (the opponent of
+      the player re-solving).
+    values: [n] stored counterfactual values of the player's root infostates
+      (the terminate payoffs), on the scale of the search's ranges.
+    prev_range: [n] the player's range from the previous search (mixed in
+      with weight 1 - alpha, after scaling its maximum to 1), or None.
+    alpha: weight of the gadget's follow probabilities.
+  """
+  player: int
+  values: np.ndarray
+  prev_range: np.ndarray | None = None
+  alpha: float = 0.5
+
+
+@dataclasses.dataclass
+class Summary:
+  """What a search leaves at one public state of its tree: each player's
+  range (reach under the average policy) and counterfactual values (under
+  the average profile), in the public state's infostate order."""
+  ranges: tuple[np.ndarray, np.ndarray]
+  values: tuple[np.ndarray, np.ndarray]
+
+
+class _Node:
+  """One public state of the search tree."""
+
+  __slots__ = ("ps", "index", "parent", "depth", "player", "entry_start",
+               "rows", "expanded", "children", "prior", "transitions")
+
+  def __init__(self, ps: PublicState, index: int, parent: int, depth: int):
+    self.ps = ps
+    self.index = index
+    self.parent = parent
+    self.depth = depth
+    self.player = ps.current_player()
+    self.entry_start = [0, 0]
+    self.rows: np.ndarray | None = None  # acting player's rows (interior)
+    self.expanded = False
+    self.children: dict[int, int] = {}  # index in ps.children() -> node
+    self.prior: np.ndarray | None = None  # [n_q, num_actions] latest prior
+    self.transitions: dict[tuple[int, int], tuple[int, int]] | None = None
+
+  def transition(self, history: int, action: int) -> tuple[int, int]:
+    """(index in ps.children(), history index there) reached by `action`."""
+    if self.transitions is None:
+      table = {}
+      for c, child in enumerate(self.ps.children()):
+        for k, (h, a) in enumerate(zip(child.parent_history.tolist(),
+                                       child.parent_action.tolist())):
+          table[(h, a)] = (c, k)
+      self.transitions = table
+    return self.transitions[(history, action)]
+
+
+class _Side:
+  """One player's entries (public state, infostate) and rows (decisions)."""
+
+  def __init__(self):
+    # Entries. seq = (srow, sslot): srow -1 means the root sequence sslot.
+    self.e_node: list[int] = []
+    self.e_srow: list[int] = []
+    self.e_sslot: list[int] = []
+    self.e_parent: list[int] = []
+    self.e_prow: list[int] = []
+    self.e_pslot: list[int] = []
+    self.e_depth: list[int] = []
+    self.num_root = 0
+    # Rows (infostates where this player acts, in interior nodes).
+    self.r_entry: list[int] = []
+    self.r_level: list[int] = []
+    self.r_node: list[int] = []
+    self.r_actions: list[list[int]] = []
+    # Histories of each row: (row, opponent entry, chance reach).
+    self.rh_row: list[np.ndarray] = []
+    self.rh_opp: list[np.ndarray] = []
+    self.rh_chance: list[np.ndarray] = []
+    # CFR state, [capacity, width].
+    self.width = 1
+    self.capacity = 0
+    self.regrets = np.zeros((0, 1))
+    self.policy = np.zeros((0, 1))
+    self.avg = np.zeros((0, 1))
+    self.active = np.zeros((0, 1), dtype=bool)
+    self.legal = np.zeros((0, 1), dtype=bool)
+    self.prior = np.zeros((0, 1))
+    self.visits = np.zeros((0, 1))
+
+  @property
+  def num_rows(self) -> int:
+    return len(self.r_entry)
+
+  def ensure(self, rows: int, width: int) -> None:
+    """Grows the CFR-state arrays to hold `rows` rows of `width` actions."""
+    if rows <= self.capacity and width <= self.width:
+      return
+    cap = max(rows, 2 * self.capacity, 16) if rows > self.capacity else (
+        self.capacity)
+    new_width = max(width, self.width)
+    n = self.num_rows
+
+    def grow(a, fill=0):
+      out = np.full((cap, new_width), fill, dtype=a.dtype)
+      out[:a.shape[0], :a.shape[1]] = a
+      return out
+
+    self.regrets = grow(self.regrets[:n])
+    self.policy = grow(self.policy[:n])
+    self.avg = grow(self.avg[:n])
+    self.active = grow(self.active[:n], False)
+    self.legal = grow(self.legal[:n], False)
+    self.prior = grow(self.prior[:n])
+    self.visits = grow(self.visits[:n])
+    self.capacity = cap
+    self.width = new_width
+
+
+@dataclasses.dataclass
+class _Compiled:
+  """Arrays of one player derived from the structure (rebuilt on growth)."""
+  num_root: int
+  width: int
+  num_seq: int
+  e_seq: np.ndarray  # [E] flat sequence of each entry
+  r_parent_seq: np.ndarray  # [R]
+  level_rows: list[np.ndarray]
+  rh_row: np.ndarray
+  rh_opp: np.ndarray
+  rh_chance: np.ndarray
+
+
+class SearchTree:
+  """A growing public tree with per-player sequence arrays and CFR state."""
+
+  def __init__(self, root: PublicState):
+    self.game = root.observer.game
+    self.num_actions = self.game.num_distinct_actions()
+    self.root_ps = root
+    self.nodes: list[_Node] = []
+    self.node_of: dict[int, int] = {}  # ps.id -> node index
+    self.sides = (_Side(), _Side())
+    self.t_e0: list[np.ndarray] = []
+    self.t_e1: list[np.ndarray] = []
+    self.t_w: list[np.ndarray] = []
+    self._compiled: tuple[_Compiled, _Compiled] | None = None
+    self._leaves: list[int] | None = None
+    self._add_node(root, -1)
+
+  # --- Structure -------------------------------------------------------------
+
+  def __len__(self) -> int:
+    return len(self.nodes)
+
+  def node(self, ps: PublicState) -> _Node | None:
+    i = self.node_of.get(ps.id)
+    return None if i is None else self.nodes[i]
+
+  def _add_node(self, ps: PublicState, parent: int) -> int:
+    index = len(self.nodes)
+    depth = 0 if parent < 0 else self.nodes[parent].depth + 1
+    node = _Node(ps, index, parent, depth)
+    self.nodes.append(node)
+    self.node_of[ps.id] = index
+    parent_node = self.nodes[parent] if parent >= 0 else None
+    for p in range(2):
+      side = self.sides[p]
+      node.entry_start[p] = len(side.e_node)
+      n = ps.num_infostates(p)
+      if parent_node is None:
+        side.num_root = n
+        for j in range(n):
+          side.e_node.append(index)
+          side.e_srow.append(-1)
+          side.e_sslot.append(j)
+          side.e_parent.append(-1)
+          side.e_prow.append(-1)
+          side.e_pslot.append(-1)
+          side.e_depth.append(0)
+        continue
+      hist_inf = ps.history_infostate[p]
+      _, first = np.unique(hist_inf, return_index=True)
+      parent_inf = parent_node.ps.history_infostate[p][ps.parent_history]
+      acting = parent_node.player == p
+      for j in range(n):
+        i = first[j]
+        pe = parent_node.entry_start[p] + int(parent_inf[i])
+        side.e_node.append(index)
+        side.e_parent.append(pe)
+        side.e_depth.append(depth)
+        if acting:
+          row = int(parent_node.rows[int(parent_inf[i])])
+          slot = side.r_actions[row].index(int(ps.parent_action[i]))
+          side.e_srow.append(row)
+          side.e_sslot.append(slot)
+          side.e_prow.append(row)
+          side.e_pslot.append(slot)
+        else:
+          side.e_srow.append(side.e_srow[pe])
+          side.e_sslot.append(side.e_sslot[pe])
+          side.e_prow.append(-1)
+          side.e_pslot.append(-1)
+    if ps.is_terminal():
+      e0 = node.entry_start[0] + ps.history_infostate[0]
+      e1 = node.entry_start[1] + ps.history_infostate[1]
+      u0 = np.asarray([h.returns()[0] for h in ps.histories])
+      self.t_e0.append(e0)
+      self.t_e1.append(e1)
+      self.t_w.append(ps.chance_reach * u0)
+    self._compiled = None
+    self._leaves = None
+    return index
+
+  def _make_rows(self, node: _Node) -> None:
+    """Creates the acting player's rows when `node` becomes interior."""
+    q = node.player
+    side = self.sides[q]
+    ps = node.ps
+    n = ps.num_infostates(q)
+    legal = [ps.legal_actions(j) for j in range(n)]
+    first_row = side.num_rows
+    side.ensure(first_row + n, max(len(a) for a in legal))
+    node.rows = np.arange(first_row, first_row + n)
+    for j in range(n):
+      entry = node.entry_start[q] + j
+      srow = side.e_srow[entry]
+      level = 0 if srow < 0 else side.r_level[srow] + 1
+      row = first_row + j
+      side.r_entry.append(entry)
+      side.r_level.append(level)
+      side.r_node.append(node.index)
+      side.r_actions.append(legal[j])
+      k = len(legal[j])
+      side.legal[row, :] = False
+      side.legal[row, :k] = True
+      side.active[row, :] = False
+      side.regrets[row, :] = 0.0
+      side.avg[row, :] = 0.0
+      side.visits[row, :] = 0.0
+      side.policy[row, :] = 0.0
+      if node.prior is not None:
+        p = node.prior[j, legal[j]]
+        total = p.sum()
+        side.prior[row, :k] = p / total if total > 0 else 1.0 / k
+      else:
+        side.prior[row, :k] = 1.0 / k
+    o = 1 - q
+    side.rh_row.append(first_row + ps.history_infostate[q])
+    side.rh_opp.append(node.entry_start[o] + ps.history_infostate[o])
+    side.rh_chance.append(ps.chance_reach.copy())
+    self._compiled = None
+
+  def expand(self, node: _Node, actions: Sequence[Sequence[int]] | None = None
+             ) -> int:
+    """Adds children of `node`: all of them, or, at a decision node, those
+    reached by `actions[j]` (a list of actions per infostate j of the acting
+    player). Returns the number of public states added."""
+    ps = node.ps
+    children = ps.children()
+    if node.player >= 0 and node.rows is None:
+      self._make_rows(node)
+    wanted: set[int]
+    if actions is None or node.player < 0:
+      wanted = set(range(len(children)))
+    else:
+      q = node.player
+      wanted = set()
+      for j, acts in enumerate(actions):
+        hist = np.nonzero(ps.history_infostate[q] == j)[0]
+        for h in hist.tolist():
+          for a in acts:
+            wanted.add(node.transition(h, int(a))[0])
+    added = 0
+    for c in sorted(wanted):
+      if c not in node.children:
+        node.children[c] = self._add_node(children[c], node.index)
+        added += 1
+    node.expanded = True
+    if node.player >= 0:
+      self._update_active(node, full=len(node.children) == len(children))
+    return added
+
+  def add_child(self, node: _Node, history: int, action: int) -> int:
+    """Adds the child reached by `action` from `history` (1 if new)."""
+    c, _ = node.transition(history, action)
+    if c in node.children:
+      return 0
+    node.children[c] = self._add_node(node.ps.children()[c], node.index)
+    self._update_active(node, full=len(node.children) == len(
+        node.ps.children()))
+    return 1
+
+  def _update_active(self, node: _Node, full: bool) -> None:
+    q = node.player
+    side = self.sides[q]
+    ps = node.ps
+    for j, row in enumerate(node.rows.tolist()):
+      acts = side.r_actions[row]
+      if full:
+        side.active[row, :len(acts)] = True
+        continue
+      hist = np.nonzero(ps.history_infostate[q] == j)[0].tolist()
+      for k, a in enumerate(acts):
+        side.active[row, k] = all(
+            node.transition(h, a)[0] in node.children for h in hist)
+    # Regret matching over the (possibly new) active set.
+    rows = node.rows
+    side.policy[rows] = _regret_matching(side.regrets[rows], side.active[rows])
+    self._compiled = None
+
+  def leaves(self) -> list[int]:
+    """Non-terminal nodes without children in the tree (valued by the value
+    function)."""
+    if self._leaves is None:
+      self._leaves = [n.index for n in self.nodes
+                      if not n.expanded and not n.ps.is_terminal()]
+    return self._leaves
+
+  # --- Compiled arrays -------------------------------------------------------
+
+  def compiled(self) -> tuple[_Compiled, _Compiled]:
+    if self._compiled is None:
+      self._compiled = (self._compile(0), self._compile(1))
+    return self._compiled
+
+  def _compile(self, p: int) -> _Compiled:
+    side = self.sides[p]
+    nr, width, rows = side.num_root, side.width, side.num_rows
+    srow = np.asarray(side.e_srow, dtype=np.int64)
+    sslot = np.asarray(side.e_sslot, dtype=np.int64)
+    e_seq = np.where(srow < 0, sslot, nr + srow * width + sslot)
+    r_entry = np.asarray(side.r_entry, dtype=np.int64)
+    r_parent_seq = e_seq[r_entry] if rows else np.zeros(0, dtype=np.int64)
+    levels = np.asarray(side.r_level, dtype=np.int64)
+    num_levels = int(levels.max()) + 1 if rows else 0
+    level_rows = [np.nonzero(levels == l)[0] for l in range(num_levels)]
+    cat = lambda xs, dt: (np.concatenate(xs).astype(dt) if xs else
+                          np.zeros(0, dtype=dt))
+    return _Compiled(
+        num_root=nr, width=width, num_seq=nr + rows * width, e_seq=e_seq,
+        r_parent_seq=r_parent_seq, level_rows=level_rows,
+        rh_row=cat(side.rh_row, np.int64), rh_opp=cat(side.rh_opp, np.int64),
+        rh_chance=cat(side.rh_chance, np.float64))
+
+  def terminal_arrays(self):
+    cat = lambda xs, dt: (np.concatenate(xs).astype(dt) if xs else
+                          np.zeros(0, dtype=dt))
+    return (cat(self.t_e0, np.int64), cat(self.t_e1, np.int64),
+            cat(self.t_w, np.float64))
+
+
+def _regret_matching(regrets: np.ndarray, active: np.ndarray) -> np.ndarray:
+  positive = np.where(active, np.maximum(regrets, 0.0), 0.0)
+  total = positive.sum(axis=1, keepdims=True)
+  count = active.sum(axis=1, keepdims=True)
+  uniform = np.where(active, 1.0 / np.maximum(count, 1), 0.0)
+  return np.where(total > 0.0, positive / np.where(total > 0.0, total, 1.0),
+                  uniform)
+
+
+def _reach(c: _Compiled, policy: np.ndarray, root_range: np.ndarray
+           ) -> np.ndarray:
+  out = np.zeros(c.num_seq)
+  out[:c.num_root] = root_range
+  rows = (c.num_seq - c.num_root) // max(c.width, 1)
+  seq2d = out[c.num_root:].reshape(rows, c.width)
+  for idx in c.level_rows:
+    seq2d[idx] = out[c.r_parent_seq[idx], None] * policy[idx]
+  return out
+
+
+def _values(c: _Compiled, policy: np.ndarray, direct: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+  """(sequence values [S], row values [R]); `direct` is consumed."""
+  seq = direct
+  rows = (c.num_seq - c.num_root) // max(c.width, 1)
+  action_values = seq[c.num_root:].reshape(rows, c.width)
+  row_values = np.zeros(rows)
+  for idx in reversed(c.level_rows):
+    v = np.einsum("ij,ij->i", action_values[idx], policy[idx])
+    row_values[idx] = v
+    seq += np.bincount(c.r_parent_seq[idx], weights=v, minlength=c.num_seq)
+  return seq, row_values
+
+
+@dataclasses.dataclass
+class SearchResult:
+  """The outcome of one GT-CFR search.
+
+  Attributes:
+    tree: the final SearchTree (CFR state included).
+    root_values: (v0, v1) counterfactual values at the root infostates under
+      the average profile.
+    summaries: {public state id: Summary} for every public state of the tree.
+    queries: every leaf query made (public state and ranges), in order.
+    updates: CFR updates run.
+    root_ranges: (r0, r1) the final root ranges (the gadget player's is its
+      average follow-probability mix).
+  """
+  tree: SearchTree
+  root_values: tuple[np.ndarray, np.ndarray]
+  summaries: dict[int, Summary]
+  queries: list[Query]
+  updates: int
+  root_ranges: tuple[np.ndarray, np.ndarray]
+
+  def policy(self, ps: PublicState) -> list[dict[int, float]]:
+    """The average policy of the acting player at each of its infostates in
+    `ps` (which must be an interior node of the tree): [{action: prob}]."""
+    node = self.tree.node(ps)
+    if node is None or node.rows is None:
+      raise ValueError(f"public state {ps.describe()} is not an interior "
+                       "decision node of the search tree")
+    side = self.tree.sides[node.player]
+    probs = _average_policy(side)[node.rows]
+    return [
+        {a: float(probs[i, k]) for k, a in enumerate(side.r_actions[row])}
+        for i, row in enumerate(node.rows.tolist())
+    ]
+
+
+def _average_policy(side: _Side) -> np.ndarray:
+  n = side.num_rows
+  avg = np.where(side.active[:n], side.avg[:n], 0.0)
+  total = avg.sum(axis=1, keepdims=True)
+  current = side.policy[:n]
+  return np.where(total > 0.0, avg / np.where(total > 0.0, total, 1.0),
+                  current)
+
+
+class GTCFR:
+  """One GT-CFR search (see module docstring). Use `search()` for the common
+  case; the class exposes the phases for tests."""
+
+  def __init__(self, root: PublicState, value_fn: ValueFunction,
+               config: GTCFRConfig | None = None, *,
+               ranges: Sequence[np.ndarray] | None = None,
+               gadget: Gadget | None = None,
+               branch: Sequence[PublicState] = (),
+               rng: np.random.Generator | None = None):
+    self.config = config or GTCFRConfig()
+    self.config.validate()
+    self.value_fn = value_fn
+    self.rng = rng or np.random.default_rng()
+    self.tree = SearchTree(root)
+    game = self.tree.game
+    self.utility_range = float(game.max_utility() - game.min_utility()) or 1.0
+    if ranges is None:
+      ranges = [np.ones(root.num_infostates(p)) for p in range(2)]
+    self.root_ranges = [np.asarray(r, dtype=np.float64).copy() for r in ranges]
+    for p in range(2):
+      if self.root_ranges[p].shape != (root.num_infostates(p),):
+        raise ValueError(
+            f"range of player {p} has shape {self.root_ranges[p].shape}; "
+            f"{root.describe()} has {root.num_infostates(p)} infostates")
+    self.gadget = gadget
+    if gadget is not None:
+      o = gadget.player
+      n = root.num_infostates(o)
+      if np.shape(gadget.values) != (n,):
+        raise ValueError(f"gadget values have shape {np.shape(gadget.values)}"
+                         f", the root has {n} infostates of player {o}")
+      if not 0.0 <= gadget.alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {gadget.alpha}")
+      self._g_values = np.asarray(gadget.values, dtype=np.float64)
+      self._g_regrets = np.zeros((n, 2))  # follow, terminate
+      prev = gadget.prev_range
+      if prev is None or not np.any(np.asarray(prev) > 0):
+        self._g_prev = np.ones(n)
+      else:
+        prev = np.asarray(prev, dtype=np.float64)
+        self._g_prev = prev / prev.max()
+      self._g_follow_sum = np.zeros(n)
+      self._g_weight = 0.0
+      self._set_gadget_range()
+    # The initial tree: the branch to the growth root, with every node on it
+    # (and the growth root) expanded fully.
+    path = list(branch) or [root]
+    if path[0] is not root:
+      raise ValueError("the branch must start at the search root")
+    for a, b in zip(path, path[1:]):
+      if b.parent is not a:
+        raise ValueError(f"{b.describe()} is not a child of {a.describe()}")
+    grow = path[-1]
+    if grow.is_player_node():
+      # The growth root's prior, for PUCT there (no beliefs known yet).
+      prior_ranges = (self.root_ranges if grow is root else
+                      [np.ones(grow.num_infostates(p)) for p in range(2)])
+      evaluation = self.value_fn.evaluate(
+          [Query(grow, (prior_ranges[0], prior_ranges[1]))])[0]
+      self._grow_prior = evaluation.policy
+    else:
+      self._grow_prior = None
+    for ps in path:
+      node = self.tree.node(ps)
+      if ps.is_terminal():
+        raise ValueError(f"cannot search from terminal {ps.describe()}")
+      if ps is grow:
+        node.prior = self._grow_prior
+      self.tree.expand(node)
+    self.grow_node = self.tree.node(path[-1])
+    self.updates = 0
+    self.queries: list[Query] = []
+    self._last_seq_values: list[np.ndarray | None] = [None, None]
+    self._last_row_values: list[np.ndarray | None] = [None, None]
+    self._last_layout: list[tuple[int, int]] = [(0, 1), (0, 1)]
+    self._reaches: list[np.ndarray | None] = [None, None]
+
+  # --- Gadget ----------------------------------------------------------------
+
+  def _set_gadget_range(self) -> None:
+    g = self.gadget
+    follow = _regret_matching(self._g_regrets, np.ones_like(self._g_regrets,
+                                                            dtype=bool))[:, 0]
+    self._g_follow = follow
+    self.root_ranges[g.player] = g.alpha * follow + (1 - g.alpha) * self._g_prev
+
+  def _update_gadget(self, follow_values: np.ndarray, weight: float) -> None:
+    f = self._g_follow
+    t = self._g_values
+    mixed = f * follow_values + (1 - f) * t
+    self._g_regrets[:, 0] += follow_values - mixed
+    self._g_regrets[:, 1] += t - mixed
+    np.maximum(self._g_regrets, 0.0, out=self._g_regrets)
+    self._g_follow_sum += weight * self.root_ranges[self.gadget.player]
+    self._g_weight += weight
+    self._set_gadget_range()
+
+  # --- Regret update phase ---------------------------------------------------
+
+  def _leaf_values(self, compiled, reaches, record: bool
+                   ) -> list[np.ndarray]:
+    """Direct values [S_p] of the leaves for both players (one batched call)."""
+    tree = self.tree
+    out = [np.zeros(c.num_seq) for c in compiled]
+    leaves = tree.leaves()
+    if not leaves:
+      return out
+    queries = []
+    seqs = ([], [])
+    for i in leaves:
+      node = tree.nodes[i]
+      rs = []
+      for p in range(2):
+        lo = node.entry_start[p]
+        s = compiled[p].e_seq[lo:lo + node.ps.num_infostates(p)]
+        seqs[p].append(s)
+        rs.append(reaches[p][s])
+      queries.append(Query(node.ps, (rs[0], rs[1])))
+    evaluations = self.value_fn.evaluate(queries)
+    if record and self.config.record_queries:
+      self.queries.extend(queries)
+    for i, ev in zip(leaves, evaluations):
+      if ev.policy is not None:
+        tree.nodes[i].prior = ev.policy
+    for p in range(2):
+      out[p] = np.bincount(np.concatenate(seqs[p]),
+                           weights=np.concatenate([e.values[p]
+                                                   for e in evaluations]),
+                           minlength=compiled[p].num_seq)
+    return out
+
+  def _terminal_values(self, compiled, reaches, p: int) -> np.ndarray:
+    e0, e1, w = self.tree.terminal_arrays()
+    s0 = compiled[0].e_seq[e0]
+    s1 = compiled[1].e_seq[e1]
+    if p == 0:
+      return np.bincount(s0, weights=w * reaches[1][s1],
+                         minlength=compiled[0].num_seq)
+    return np.bincount(s1, weights=-w * reaches[0][s0],
+                       minlength=compiled[1].num_seq)
+
+  def _update(self, players: Sequence[int]) -> None:
+    """One CFR+ update of `players` from the same reaches."""
+    tree = self.tree
+    compiled = tree.compiled()
+    weight = float(self.updates) if self.config.linear_averaging else 1.0
+    sides = tree.sides
+    reaches = [_reach(compiled[p], sides[p].policy, self.root_ranges[p])
+               for p in range(2)]
+    self._reaches = reaches
+    leaf = self._leaf_values(compiled, reaches, record=True)
+    for p in players:
+      side, c = sides[p], compiled[p]
+      n = side.num_rows
+      direct = self._terminal_values(compiled, reaches, p) + leaf[p]
+      seq_values, row_values = _values(c, side.policy, direct)
+      self._last_seq_values[p] = seq_values
+      self._last_row_values[p] = row_values
+      self._last_layout[p] = (c.num_root, c.width)
+      if n:
+        action_values = seq_values[c.num_root:].reshape(n, c.width)
+        # Average with the policy that produced these values.
+        own = reaches[p][c.r_parent_seq]
+        side.avg[:n, :c.width] += (weight * own)[:, None] * side.policy[:n]
+        side.regrets[:n] += np.where(side.active[:n],
+                                     action_values - row_values[:, None], 0.0)
+        np.maximum(side.regrets[:n], 0.0, out=side.regrets[:n])
+      if self.gadget is not None and self.gadget.player == p:
+        self._update_gadget(seq_values[:c.num_root], weight)
+    for p in players:
+      side = sides[p]
+      n = side.num_rows
+      side.policy[:n] = _regret_matching(side.regrets[:n], side.active[:n])
+
+  def run_updates(self, count: int) -> None:
+    for _ in range(count):
+      self.updates += 1
+      if self.config.alternating:
+        self._update([0])
+        self._update([1])
+      else:
+        self._update([0, 1])
+
+  # --- Expansion phase -------------------------------------------------------
+
+  def _row_normalisers(self, compiled, reaches) -> list[np.ndarray]:
+    out = []
+    for p in range(2):
+      c = compiled[p]
+      side = self.tree.sides[p]
+      o = 1 - p
+      opp_reach = reaches[o][compiled[o].e_seq[c.rh_opp]]
+      out.append(np.bincount(c.rh_row, weights=c.rh_chance * opp_reach,
+                             minlength=side.num_rows))
+    return out
+
+  def _select(self, p: int, row: int, normaliser: float,
+              virtual: np.ndarray) -> int:
+    side = self.tree.sides[p]
+    k = len(side.r_actions[row])
+    active = side.active[row, :k]
+    seq_values = self._last_seq_values[p]
+    if seq_values is not None and row < len(self._last_row_values[p]):
+      num_root, width = self._last_layout[p]
+      base = num_root + row * width
+      q = seq_values[base:base + k].copy()
+      fpu = self._last_row_values[p][row]
+      q = np.where(active, q, fpu)
+      q = q / normaliser if normaliser > 0 else np.zeros(k)
+    else:
+      q = np.zeros(k)
+    visits = side.visits[row, :k]
+    pending = virtual[row, :k]
+    u = self.utility_range
+    total = visits.sum() + pending.sum()
+    score = (q - self.config.virtual_loss * u * pending / (1.0 + visits + pending)
+             + self.config.c_puct * u * side.prior[row, :k] *
+             math.sqrt(total + 1.0) / (1.0 + visits + pending))
+    puct = np.zeros(k)
+    puct[int(np.argmax(score))] = 1.0
+    avg = np.where(active, side.avg[row, :k], 0.0)
+    total_avg = avg.sum()
+    cfr = avg / total_avg if total_avg > 0 else side.policy[row, :k]
+    if cfr.sum() <= 0:
+      cfr = active / max(active.sum(), 1)
+    select = 0.5 * puct + 0.5 * cfr
+    return int(self.rng.choice(k, p=select / select.sum()))
+
+  def _top_k(self, node: _Node) -> list[list[int]] | None:
+    k = self.config.top_k
+    if k == 0 or node.player < 0:
+      return None
+    ps = node.ps
+    q = node.player
+    chosen = []
+    for j in range(ps.num_infostates(q)):
+      legal = ps.legal_actions(j)
+      if node.prior is None:
+        chosen.append(legal[:k])
+        continue
+      prior = node.prior[j, legal]
+      order = np.argsort(-prior, kind="stable")[:k]
+      chosen.append([legal[i] for i in order])
+    return chosen
+
+  def _simulate(self, normalisers, virtual) -> None:
+    tree = self.tree
+    node = self.grow_node
+    ps = node.ps
+    compiled = tree.compiled()
+    reaches = self._reaches
+    if reaches is None:
+      reaches = [_reach(compiled[p], tree.sides[p].policy, self.root_ranges[p])
+                 for p in range(2)]
+    w = ps.chance_reach.copy()
+    for p in range(2):
+      lo = node.entry_start[p]
+      w = w * reaches[p][compiled[p].e_seq[lo + ps.history_infostate[p]]]
+    if not w.sum() > 0:
+      w = ps.chance_reach.copy()
+    h = int(self.rng.choice(len(w), p=w / w.sum()))
+    path: list[tuple[int, int, int]] = []  # (player, row, slot)
+    while True:
+      ps = node.ps
+      if ps.is_terminal():
+        break
+      if not node.expanded:
+        tree.expand(node, self._top_k(node))
+        break
+      history = ps.histories[h]
+      if ps.is_chance_node():
+        actions, probs = zip(*history.chance_outcomes())
+        a = int(actions[self.rng.choice(len(actions), p=probs)])
+      else:
+        q = node.player
+        j = int(ps.history_infostate[q][h])
+        row = int(node.rows[j])
+        side = tree.sides[q]
+        norm = normalisers[q][row] if row < len(normalisers[q]) else 0.0
+        slot = self._select(q, row, norm, virtual[q])
+        a = side.r_actions[row][slot]
+        virtual[q][row, slot] += 1
+        path.append((q, row, slot))
+      c, h_child = node.transition(h, a)
+      if c not in node.children:
+        tree.add_child(node, h, a)
+        break
+      node = tree.nodes[node.children[c]]
+      h = h_child
+    for q, row, slot in path:
+      tree.sides[q].visits[row, slot] += 1
+
+  def run_expansions(self, count: int) -> None:
+    tree = self.tree
+    compiled = tree.compiled()
+    reaches = self._reaches
+    if reaches is None:
+      reaches = [_reach(compiled[p], tree.sides[p].policy, self.root_ranges[p])
+                 for p in range(2)]
+      self._reaches = reaches
+    normalisers = self._row_normalisers(compiled, reaches)
+    virtual = [np.zeros((s.capacity, s.width)) for s in tree.sides]
+    for _ in range(count):
+      # Growth may add rows: keep the virtual-loss arrays in shape.
+      for p in range(2):
+        s = tree.sides[p]
+        if virtual[p].shape != (s.capacity, s.width):
+          grown = np.zeros((s.capacity, s.width))
+          grown[:virtual[p].shape[0], :virtual[p].shape[1]] = virtual[p]
+          virtual[p] = grown
+      self._simulate(normalisers, virtual)
+
+  # --- Results ---------------------------------------------------------------
+
+  def run(self) -> SearchResult:
+    cfg = self.config
+    for _ in range(cfg.phases):
+      self.run_updates(cfg.updates_per_phase)
+      if cfg.simulations_per_phase:
+        self.run_expansions(cfg.simulations_per_phase)
+    if cfg.simulations_per_phase:
+      # The last expansions are only useful once CFR has seen them.
+      self.run_updates(cfg.updates_per_phase)
+    return self.result()
+
+  def average_root_ranges(self) -> tuple[np.ndarray, np.ndarray]:
+    ranges = [r.copy() for r in self.root_ranges]
+    if self.gadget is not None and self._g_weight > 0:
+      ranges[self.gadget.player] = self._g_follow_sum / self._g_weight
+    return ranges[0], ranges[1]
+
+  def result(self) -> SearchResult:
+    """Summaries and root values under the average profile."""
+    tree = self.tree
+    compiled = tree.compiled()
+    root_ranges = self.average_root_ranges()
+    policies = [_average_policy(s) for s in tree.sides]
+    reaches = [_reach(compiled[p], policies[p], root_ranges[p])
+               for p in range(2)]
+    leaf = self._leaf_entry_values(compiled, reaches)
+    entry_values = [self._entry_values(p, compiled, reaches, policies[p],
+                                       leaf[p]) for p in range(2)]
+    summaries = {}
+    for node in tree.nodes:
+      rs, vs = [], []
+      for p in range(2):
+        lo = node.entry_start[p]
+        hi = lo + node.ps.num_infostates(p)
+        rs.append(reaches[p][compiled[p].e_seq[lo:hi]])
+        vs.append(entry_values[p][lo:hi])
+      summaries[node.ps.id] = Summary(ranges=(rs[0], rs[1]),
+                                      values=(vs[0], vs[1]))
+    root = summaries[tree.root_ps.id]
+    return SearchResult(tree=tree, root_values=root.values,
+                        summaries=summaries, queries=self.queries,
+                        updates=self.updates, root_ranges=root_ranges)
+
+  def _leaf_entry_values(self, compiled, reaches) -> list[np.ndarray]:
+    tree = self.tree
+    out = [np.zeros(len(s.e_node)) for s in tree.sides]
+    leaves = tree.leaves()
+    if not leaves:
+      return out
+    queries = []
+    for i in leaves:
+      node = tree.nodes[i]
+      rs = []
+      for p in range(2):
+        lo = node.entry_start[p]
+        s = compiled[p].e_seq[lo:lo + node.ps.num_infostates(p)]
+        rs.append(reaches[p][s])
+      queries.append(Query(node.ps, (rs[0], rs[1])))
+    for i, ev in zip(leaves, self.value_fn.evaluate(queries)):
+      node = tree.nodes[i]
+      for p in range(2):
+        lo = node.entry_start[p]
+        out[p][lo:lo + node.ps.num_infostates(p)] = ev.values[p]
+    return out
+
+  def _entry_values(self, p: int, compiled, reaches, policy: np.ndarray,
+                    leaf: np.ndarray) -> np.ndarray:
+    """Counterfactual value of every entry of player p (a pass over public
+    state depth, run once per search for the summaries)."""
+    tree = self.tree
+    side = tree.sides[p]
+    c = compiled[p]
+    values = leaf.copy()
+    e0, e1, w = tree.terminal_arrays()
+    if p == 0:
+      values += np.bincount(e0, weights=w * reaches[1][compiled[1].e_seq[e1]],
+                            minlength=len(values))
+    else:
+      values += np.bincount(e1, weights=-w * reaches[0][compiled[0].e_seq[e0]],
+                            minlength=len(values))
+    depth = np.asarray(side.e_depth, dtype=np.int64)
+    parent = np.asarray(side.e_parent, dtype=np.int64)
+    prow = np.asarray(side.e_prow, dtype=np.int64)
+    pslot = np.asarray(side.e_pslot, dtype=np.int64)
+    n = side.num_rows
+    r_entry = np.asarray(side.r_entry, dtype=np.int64)
+    r_depth = depth[r_entry] if n else np.zeros(0, dtype=np.int64)
+    action_values = np.zeros((max(n, 1), c.width))
+    for d in range(int(depth.max()), 0, -1):
+      rows_d = np.nonzero(r_depth == d)[0]
+      if rows_d.size:
+        values[r_entry[rows_d]] = np.einsum(
+            "ij,ij->i", action_values[rows_d], policy[rows_d])
+      at = np.nonzero(depth == d)[0]
+      via_row = at[prow[at] >= 0]
+      via_parent = at[prow[at] < 0]
+      np.add.at(action_values, (prow[via_row], pslot[via_row]),
+                values[via_row])
+      values += np.bincount(parent[via_parent], weights=values[via_parent],
+                            minlength=len(values))
+    rows_0 = np.nonzero(r_depth == 0)[0]
+    if rows_0.size:
+      values[r_entry[rows_0]] = np.einsum("ij,ij->i", action_values[rows_0],
+                                          policy[rows_0])
+    return values
+
+
+def search(root: PublicState, value_fn: ValueFunction,
+           config: GTCFRConfig | None = None, *,
+           ranges: Sequence[np.ndarray] | None = None,
+           gadget: Gadget | None = None,
+           branch: Sequence[PublicState] = (),
+           rng: np.random.Generator | None = None) -> SearchResult:
+  """Runs GT-CFR from `root` (see the module docstring and GTCFR)."""
+  return GTCFR(root, value_fn, config, ranges=ranges, gadget=gadget,
+               branch=branch, rng=rng).run()

@@ -1,0 +1,340 @@
+"""Value functions: counterfactual values of public belief states (DESIGN.md 7).
+
+A public belief state (PBS) is a public state plus each player's range over
+its infostates there. A value function evaluates a batch of PBSs and returns,
+for each, the counterfactual values of both players' infostates and, at
+decision nodes, a prior policy of the acting player (for PUCT in GT-CFR).
+
+Units: counterfactual values are on the scale of the tree they are used in:
+v_p(I) = sum over histories h in I of chance_reach(h) * r_-p(infostate of -p
+at h) * E[u_p | h], with chance reach from the game root and the opponent's
+range as given (not normalised). `normalise_beliefs` and `denormalise_values`
+hold the one convention for models that see normalised beliefs (the CVPN):
+they see each range normalised to sum 1 and chance reach normalised within the
+public state, and the true v_p is the prediction times ||r_-p||_1 times C,
+where C is the public state's total chance reach.
+
+Implementations:
+  exact: solves the PBS's subgame to the end. Imperfect information:
+    PublicTreeCFR for `iterations` iterations (the compiled subtree is cached
+    per public state). Perfect information: expectimax over the subtree
+    (memoised per history), which is the exact value whatever the ranges.
+  rollout: Monte Carlo values of uniform-random play from every history of
+    the public state (cached per public state), combined with the ranges
+    exactly. A weak default for games that have no trained network.
+The network-backed value function (`cvpn`) implements the same interface.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from typing import Sequence
+
+import numpy as np
+import pyspiel
+
+from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
+from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+from open_spiel_sog.public_state.observer import PublicState
+from open_spiel_sog.public_state.tree import PublicTree
+
+
+@dataclasses.dataclass
+class Query:
+  """A public belief state to evaluate.
+
+  Attributes:
+    public_state: a non-terminal public state.
+    ranges: (r0, r1), each player's (unnormalised) reach of its infostates in
+      `public_state.infostates(p)` order.
+  """
+  public_state: PublicState
+  ranges: tuple[np.ndarray, np.ndarray]
+
+
+@dataclasses.dataclass
+class Evaluation:
+  """What a value function returns for one query.
+
+  Attributes:
+    values: (v0, v1), counterfactual values of each player's infostates.
+    policy: [n_q, num_distinct_actions] prior of the acting player q over the
+      game's actions (zero on illegal actions, rows sum to 1), or None at
+      chance nodes.
+  """
+  values: tuple[np.ndarray, np.ndarray]
+  policy: np.ndarray | None
+
+
+class ValueFunction(abc.ABC):
+  """Evaluates batches of public belief states."""
+
+  name: str = "value_function"
+
+  @abc.abstractmethod
+  def evaluate(self, queries: Sequence[Query]) -> list[Evaluation]:
+    """One Evaluation per query, in order."""
+
+
+# --- Normalisation (the single convention, DESIGN.md section 4) -------------
+
+
+def normalise_beliefs(ps: PublicState, ranges: Sequence[np.ndarray]):
+  """Normalised beliefs and the scale that turns normalised values back.
+
+  Returns:
+    (normalised_ranges (r0/|r0|, r1/|r1|), normalised chance reach [H],
+    scale (s0, s1)) with s_p = ||r_-p||_1 * C, C = sum of chance reach.
+  """
+  chance_total = float(ps.chance_reach.sum())
+  norms = [float(np.sum(r)) for r in ranges]
+  normalised = tuple(
+      r / n if n > 0 else np.full_like(r, 1.0 / max(len(r), 1))
+      for r, n in zip(ranges, norms))
+  chance = ps.chance_reach / chance_total if chance_total > 0 else ps.chance_reach
+  scale = (norms[1] * chance_total, norms[0] * chance_total)
+  return normalised, chance, scale
+
+
+def denormalise_values(values: Sequence[np.ndarray], scale: Sequence[float]):
+  """True counterfactual values from values predicted for normalised beliefs."""
+  return tuple(np.asarray(v) * s for v, s in zip(values, scale))
+
+
+def history_values_to_counterfactual(ps: PublicState, ranges, u0: np.ndarray):
+  """(v0, v1) from per-history expected utilities u0 [H] of player 0."""
+  inf0, inf1 = ps.history_infostate
+  weight = ps.chance_reach * u0
+  v0 = np.bincount(inf0, weights=weight * ranges[1][inf1],
+                   minlength=ps.num_infostates(0))
+  v1 = -np.bincount(inf1, weights=weight * ranges[0][inf0],
+                    minlength=ps.num_infostates(1))
+  return v0, v1
+
+
+def uniform_policy(ps: PublicState, num_actions: int) -> np.ndarray | None:
+  """[n_q, num_actions] uniform over each infostate's legal actions."""
+  if not ps.is_player_node():
+    return None
+  q = ps.current_player()
+  out = np.zeros((ps.num_infostates(q), num_actions))
+  for j in range(ps.num_infostates(q)):
+    legal = ps.legal_actions(j)
+    out[j, legal] = 1.0 / len(legal)
+  return out
+
+
+# --- Exact ------------------------------------------------------------------
+
+
+class ExactValueFunction(ValueFunction):
+  """Solves each query's subgame to the end (small games; the test oracle).
+
+  Imperfect information: PublicTreeCFR from the query's ranges. Each
+  public state keeps its compiled subtree, and, with `warm_start`, its solver:
+  a repeated query continues that solver (new ranges, `warm_iterations` more
+  iterations) instead of starting over, which is how GT-CFR's many queries of
+  one leaf with slowly changing ranges stay affordable. Perfect information:
+  expectimax values per history, exact for any ranges.
+  """
+
+  name = "exact"
+
+  def __init__(self, game: pyspiel.Game, *, iterations: int = 200,
+               warm_start: bool = True, warm_iterations: int = 20,
+               config: CFRConfig | None = None, max_cached: int = 4096):
+    if iterations < 1 or warm_iterations < 1:
+      raise ValueError("exact value function: iterations and warm_iterations "
+                       f"must be >= 1, got {iterations} and {warm_iterations}")
+    self.game = game
+    self.iterations = iterations
+    self.warm_start = warm_start
+    self.warm_iterations = warm_iterations
+    self.config = config or CFRConfig()
+    self.max_cached = max_cached
+    self.num_actions = game.num_distinct_actions()
+    self.perfect_information = (
+        game.get_type().information ==
+        pyspiel.GameType.Information.PERFECT_INFORMATION)
+    self._trees: dict[int, PublicTree] = {}
+    self._solvers: dict[int, PublicTreeCFR] = {}
+    self._root_rows: dict[int, np.ndarray] = {}
+    self._memo: dict[str, float] = {}
+
+  def reset(self) -> None:
+    """Forgets warm-started solvers (the compiled subtrees are kept)."""
+    self._solvers.clear()
+
+  # Perfect information: expectimax.
+  def _history_value(self, state: pyspiel.State) -> float:
+    key = state.history_str()
+    value = self._memo.get(key)
+    if value is not None:
+      return value
+    if state.is_terminal():
+      value = state.returns()[0]
+    elif state.is_chance_node():
+      value = sum(p * self._history_value(state.child(a))
+                  for a, p in state.chance_outcomes())
+    else:
+      child_values = [self._history_value(state.child(a))
+                      for a in state.legal_actions()]
+      value = max(child_values) if state.current_player() == 0 else min(
+          child_values)
+    self._memo[key] = value
+    return value
+
+  def _evaluate_perfect_information(self, query: Query) -> Evaluation:
+    ps = query.public_state
+    u0 = np.asarray([self._history_value(h) for h in ps.histories])
+    values = history_values_to_counterfactual(ps, query.ranges, u0)
+    policy = None
+    if ps.is_player_node():
+      q = ps.current_player()
+      policy = np.zeros((ps.num_infostates(q), self.num_actions))
+      for j in range(ps.num_infostates(q)):
+        h = ps.histories[int(np.nonzero(ps.history_infostate[q] == j)[0][0])]
+        legal = ps.legal_actions(j)
+        child = np.asarray([self._history_value(h.child(a)) for a in legal])
+        best = child.max() if q == 0 else child.min()
+        hits = np.isclose(child, best)
+        policy[j, np.asarray(legal)[hits]] = 1.0 / hits.sum()
+    return Evaluation(values=values, policy=policy)
+
+  # Imperfect information: PublicTreeCFR.
+  def _tree(self, ps: PublicState) -> PublicTree:
+    tree = self._trees.get(ps.id)
+    if tree is None:
+      if len(self._trees) >= self.max_cached:
+        self._trees.clear()
+        self._solvers.clear()
+        self._root_rows.clear()
+      tree = PublicTree.from_subtree(ps)
+      self._trees[ps.id] = tree
+      if ps.is_player_node():
+        arrays = tree.players[ps.current_player()]
+        rows = np.nonzero(arrays.row_public_state == ps.id)[0]
+        order = np.argsort(arrays.row_infostate[rows])
+        self._root_rows[ps.id] = rows[order]
+    return tree
+
+  def _evaluate_imperfect_information(self, query: Query) -> Evaluation:
+    ps = query.public_state
+    solver = self._solvers.get(ps.id) if self.warm_start else None
+    if solver is None:
+      solver = PublicTreeCFR(root=ps, ranges=query.ranges,
+                             config=self.config, tree=self._tree(ps))
+      solver.run(self.iterations)
+      if self.warm_start:
+        self._solvers[ps.id] = solver
+    else:
+      solver.set_ranges(query.ranges)
+      solver.run(self.warm_iterations)
+    values = solver.counterfactual_values()
+    policy = None
+    if ps.is_player_node():
+      q = ps.current_player()
+      rows = self._root_rows[ps.id]
+      probs = solver.average_policy_arrays(q)[rows]
+      actions = solver.tree.players[q].row_actions[rows]
+      policy = np.zeros((len(rows), self.num_actions))
+      valid = actions >= 0
+      row_index = np.broadcast_to(np.arange(len(rows))[:, None], actions.shape)
+      policy[row_index[valid], actions[valid]] = probs[valid]
+    return Evaluation(values=values, policy=policy)
+
+  def evaluate(self, queries: Sequence[Query]) -> list[Evaluation]:
+    if self.perfect_information:
+      return [self._evaluate_perfect_information(q) for q in queries]
+    return [self._evaluate_imperfect_information(q) for q in queries]
+
+
+# --- Rollout ----------------------------------------------------------------
+
+
+class RolloutValueFunction(ValueFunction):
+  """Monte Carlo values of uniform-random play, combined with the ranges.
+
+  For every history of a public state (at most `max_histories`, sampled
+  uniformly beyond that and reweighted), `num_rollouts` games are played to
+  the end with uniformly random actions and chance sampled from its
+  distribution. The per-history mean return does not depend on the ranges,
+  so it is computed once per public state; each query then costs two
+  weighted sums. The prior is uniform.
+  """
+
+  name = "rollout"
+
+  def __init__(self, game: pyspiel.Game, *, num_rollouts: int = 8,
+               max_histories: int = 512, seed: int = 0):
+    if num_rollouts < 1 or max_histories < 1:
+      raise ValueError("rollout value function: num_rollouts and "
+                       "max_histories must be >= 1")
+    self.game = game
+    self.num_rollouts = num_rollouts
+    self.max_histories = max_histories
+    self.num_actions = game.num_distinct_actions()
+    self._rng = np.random.default_rng(seed)
+    self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+  def _rollout(self, state: pyspiel.State) -> float:
+    state = state.clone()
+    rng = self._rng
+    while not state.is_terminal():
+      if state.is_chance_node():
+        actions, probs = zip(*state.chance_outcomes())
+        state.apply_action(int(rng.choice(actions, p=probs)))
+      else:
+        legal = state.legal_actions()
+        state.apply_action(int(legal[rng.integers(len(legal))]))
+    return state.returns()[0]
+
+  def _history_values(self, ps: PublicState):
+    """(histories indices [K], weights [K], mean u0 [K])."""
+    cached = self._cache.get(ps.id)
+    if cached is not None:
+      return cached
+    n = len(ps.histories)
+    if n <= self.max_histories:
+      index = np.arange(n)
+      weight = np.ones(n)
+    else:
+      index = np.sort(self._rng.choice(n, size=self.max_histories,
+                                       replace=False))
+      weight = np.full(len(index), n / self.max_histories)
+    u0 = np.asarray([
+        np.mean([self._rollout(ps.histories[i])
+                 for _ in range(self.num_rollouts)]) for i in index])
+    cached = (index, weight * u0)
+    self._cache[ps.id] = cached
+    return cached
+
+  def evaluate(self, queries: Sequence[Query]) -> list[Evaluation]:
+    out = []
+    for q in queries:
+      ps = q.public_state
+      index, weighted_u0 = self._history_values(ps)
+      inf0 = ps.history_infostate[0][index]
+      inf1 = ps.history_infostate[1][index]
+      w = ps.chance_reach[index] * weighted_u0
+      v0 = np.bincount(inf0, weights=w * q.ranges[1][inf1],
+                       minlength=ps.num_infostates(0))
+      v1 = -np.bincount(inf1, weights=w * q.ranges[0][inf0],
+                        minlength=ps.num_infostates(1))
+      out.append(Evaluation(values=(v0, v1),
+                            policy=uniform_policy(ps, self.num_actions)))
+    return out
+
+
+VALUE_FUNCTIONS = ("exact", "rollout")
+
+
+def make_value_function(name: str, game: pyspiel.Game, **kwargs) -> ValueFunction:
+  """A value function by name ('exact' or 'rollout')."""
+  if name == "exact":
+    return ExactValueFunction(game, **kwargs)
+  if name == "rollout":
+    return RolloutValueFunction(game, **kwargs)
+  raise ValueError(f"unknown value function {name!r}; supported: "
+                   f"{', '.join(map(repr, VALUE_FUNCTIONS))}")

@@ -1,0 +1,346 @@
+"""The Student of Games bot, registered in OpenSpiel's bot registry as "sog".
+
+    import open_spiel_sog  # registers "sog"
+    bot = pyspiel.load_bot("sog", game, player, {"simulations": 100})
+    bot = pyspiel.load_bot("sog(simulations=100,value_function=exact)", game,
+                           player)
+
+The bot plays by continual re-solving (`algorithms/resolving.py`) with GT-CFR
+(`algorithms/gt_cfr.py`): at each of its decisions, and at the opponent's when
+it is told of them (`inform_action`), it re-solves from the deepest public
+state of its previous search tree on the way to the current one and keeps the
+new search's summaries. Chance nodes just advance. `step_with_policy`
+returns the searched policy at the bot's infostate.
+
+Simultaneous-move games are played as their turn-based conversion
+(`pyspiel.convert_to_turn_based`): player 0 moves first and player 1 does not
+see that move until the round resolves, which is the same game.
+
+Parameters (all optional; see `SoGConfig` for the meaning of each):
+  simulations, expansions_per_update, top_k, value_function, alpha, seed,
+  c_puct, alternating, search_opponent_nodes, exact_iterations,
+  exact_warm_iterations, rollouts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from typing import Any, Mapping
+
+import numpy as np
+import pyspiel
+
+from open_spiel_sog.algorithms import gt_cfr
+from open_spiel_sog.algorithms import resolving
+from open_spiel_sog.algorithms import value_functions
+from open_spiel_sog.public_state.observer import PublicState
+from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.public_state.observer import PublicTreeTooLarge
+from open_spiel_sog.public_state.observer import validate_game
+
+# "auto" picks the exact value function when the game's whole public tree
+# has at most this many public states, rollout otherwise.
+AUTO_EXACT_MAX_PUBLIC_STATES = 5000
+
+
+@dataclasses.dataclass(frozen=True)
+class SoGConfig:
+  """Parameters of the sog bot.
+
+  Attributes:
+    simulations: s, GT-CFR expansion simulations per search.
+    expansions_per_update: c, simulations per CFR regret-update phase
+      (fractional: ceil(1/c) updates per simulation).
+    top_k: children added per expansion, by prior; -1 picks 1 for perfect
+      information games and 0 (all children) otherwise.
+    value_function: "exact", "rollout" or "auto" (exact when the game's
+      public tree has at most 5000 public states, rollout otherwise).
+    alpha: re-solving gadget mix: alpha * follow + (1 - alpha) * previous
+      opponent range.
+    seed: seed of the bot's random numbers (sampling and rollouts).
+    c_puct: PUCT exploration constant (in units of the utility range).
+    alternating: alternating instead of simultaneous CFR updates in search.
+    search_opponent_nodes: also re-solve at the opponent's decisions (the
+      paper's choice), so the summaries stay current.
+    exact_iterations: PublicTreeCFR iterations of the exact value function's
+      first solve of a leaf.
+    exact_warm_iterations: iterations of each later query of the same leaf
+      (warm-started from its previous solve).
+    rollouts: rollouts per history of the rollout value function.
+  """
+  simulations: int = 100
+  expansions_per_update: float = 1.0
+  top_k: int = -1
+  value_function: str = "auto"
+  alpha: float = 0.5
+  seed: int = 0
+  c_puct: float = 1.0
+  alternating: bool = True
+  search_opponent_nodes: bool = True
+  exact_iterations: int = 200
+  exact_warm_iterations: int = 1
+  rollouts: int = 8
+
+  @classmethod
+  def from_params(cls, params: Mapping[str, Any] | None) -> "SoGConfig":
+    """Builds a config from bot parameters, with clear errors."""
+    params = dict(params or {})
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(params) - set(fields))
+    if unknown:
+      raise ValueError(
+          f"sog: unknown parameter(s) {', '.join(map(repr, unknown))}; "
+          f"supported: {', '.join(sorted(fields))}")
+    values = {}
+    for name, value in params.items():
+      default = fields[name].default
+      values[name] = _coerce(name, value, type(default))
+    config = cls(**values)
+    config.validate()
+    return config
+
+  def validate(self) -> None:
+    if self.simulations < 0:
+      raise ValueError(f"sog: simulations must be >= 0, got "
+                       f"{self.simulations}")
+    if not self.expansions_per_update > 0 or not math.isfinite(
+        self.expansions_per_update):
+      raise ValueError("sog: expansions_per_update must be a positive "
+                       f"number, got {self.expansions_per_update}")
+    if self.top_k < -1:
+      raise ValueError(f"sog: top_k must be -1 (auto), 0 (all) or positive, "
+                       f"got {self.top_k}")
+    supported = ("auto",) + value_functions.VALUE_FUNCTIONS
+    if self.value_function not in supported:
+      raise ValueError(
+          f"sog: unknown value_function {self.value_function!r}; supported: "
+          f"{', '.join(map(repr, supported))}")
+    if not 0.0 <= self.alpha <= 1.0:
+      raise ValueError(f"sog: alpha must be in [0, 1], got {self.alpha}")
+    if self.c_puct < 0:
+      raise ValueError(f"sog: c_puct must be >= 0, got {self.c_puct}")
+    for name in ("exact_iterations", "exact_warm_iterations", "rollouts"):
+      if getattr(self, name) < 1:
+        raise ValueError(f"sog: {name} must be >= 1, got "
+                         f"{getattr(self, name)}")
+
+
+def _coerce(name: str, value: Any, kind: type) -> Any:
+  """Converts a parameter value (from a dict or an OpenSpiel string)."""
+  if kind is bool:
+    if isinstance(value, bool):
+      return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+      return value.lower() == "true"
+    if isinstance(value, int) and value in (0, 1):
+      return bool(value)
+  elif kind is int:
+    if isinstance(value, int) and not isinstance(value, bool):
+      return value
+    if isinstance(value, float) and value.is_integer():
+      return int(value)
+    if isinstance(value, str):
+      try:
+        return int(value)
+      except ValueError:
+        pass
+  elif kind is float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+      return float(value)
+    if isinstance(value, str):
+      try:
+        return float(value)
+      except ValueError:
+        pass
+  elif kind is str:
+    if isinstance(value, str):
+      return value
+  raise ValueError(f"sog: parameter {name!r} must be a {kind.__name__}, got "
+                   f"{value!r}")
+
+
+def search_game(game: pyspiel.Game) -> pyspiel.Game:
+  """The game searched for `game`: its turn-based form if simultaneous.
+
+  Raises ValueError naming the reason for games SoG does not support."""
+  game_type = game.get_type()
+  if game_type.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+    if game.num_players() != 2:
+      raise ValueError(f"sog: {game_type.short_name} has "
+                       f"{game.num_players()} players; SoG plays two-player "
+                       "zero-sum games")
+    game = pyspiel.convert_to_turn_based(game)
+  try:
+    validate_game(game)
+  except ValueError as e:
+    raise ValueError(f"sog cannot play {game}: {e}") from None
+  return game
+
+
+def resolved_value_function(config: SoGConfig, game: pyspiel.Game,
+                            observer: PublicStateObserver) -> str:
+  """The value function "auto" stands for in `game`."""
+  if config.value_function != "auto":
+    return config.value_function
+  bounded = PublicStateObserver(
+      game, dataclasses.replace(observer.config,
+                                max_public_states=AUTO_EXACT_MAX_PUBLIC_STATES))
+  try:
+    for _ in bounded.walk():
+      pass
+  except PublicTreeTooLarge:
+    print(f"sog: {game} has more than {AUTO_EXACT_MAX_PUBLIC_STATES} public "
+          "states; using the rollout value function", file=sys.stderr)
+    return "rollout"
+  return "exact"
+
+
+def make_value_function(config: SoGConfig, game: pyspiel.Game,
+                        observer: PublicStateObserver
+                        ) -> value_functions.ValueFunction:
+  name = resolved_value_function(config, game, observer)
+  if name == "exact":
+    return value_functions.ExactValueFunction(
+        game, iterations=config.exact_iterations,
+        warm_iterations=config.exact_warm_iterations)
+  return value_functions.RolloutValueFunction(
+      game, num_rollouts=config.rollouts, seed=config.seed)
+
+
+def resolve_config(config: SoGConfig, game: pyspiel.Game
+                   ) -> resolving.ResolveConfig:
+  top_k = config.top_k
+  if top_k == -1:
+    perfect = (game.get_type().information ==
+               pyspiel.GameType.Information.PERFECT_INFORMATION)
+    top_k = 1 if perfect else 0
+  return resolving.ResolveConfig(
+      search=gt_cfr.GTCFRConfig(
+          simulations=config.simulations,
+          expansions_per_update=config.expansions_per_update,
+          top_k=top_k, c_puct=config.c_puct,
+          alternating=config.alternating, record_queries=False),
+      alpha=config.alpha)
+
+
+class SoGBot(pyspiel.Bot):
+  """Student of Games: continual re-solving with GT-CFR (see module doc)."""
+
+  def __init__(self, game: pyspiel.Game, player: int,
+               config: SoGConfig | Mapping[str, Any] | None = None):
+    pyspiel.Bot.__init__(self)
+    if not isinstance(config, SoGConfig):
+      config = SoGConfig.from_params(config)
+    if player not in (0, 1):
+      raise ValueError(f"sog: player must be 0 or 1, got {player}")
+    self.config = config
+    self._game = game
+    self._simultaneous = (game.get_type().dynamics ==
+                          pyspiel.GameType.Dynamics.SIMULTANEOUS)
+    self._search_game = search_game(game)
+    self._player = player
+    self.observer = PublicStateObserver(self._search_game)
+    self.value_fn = make_value_function(config, self._search_game,
+                                        self.observer)
+    self._rng = np.random.default_rng(config.seed)
+    self.resolver = resolving.Resolver(
+        self.observer, player, self.value_fn,
+        resolve_config(config, self._search_game), rng=self._rng)
+
+  @property
+  def player(self) -> int:
+    return self._player
+
+  # --- pyspiel.Bot -----------------------------------------------------------
+
+  def restart(self):
+    self.resolver.reset()
+
+  def restart_at(self, state):
+    self.resolver.reset()
+
+  def provides_policy(self):
+    return True
+
+  def inform_action(self, state, player_id, action):
+    if (not self.config.search_opponent_nodes or player_id == self._player
+        or player_id < 0 or state.is_terminal()):
+      return
+    ps, _ = self._locate(state, player_id)
+    if ps.is_player_node():
+      self.resolver.search(ps)
+
+  def inform_actions(self, state, actions):
+    del state, actions  # the next step replays the history
+
+  def step_with_policy(self, state):
+    policy = self._policy(state)
+    actions = list(policy)
+    probs = np.asarray([policy[a] for a in actions])
+    action = int(actions[self._rng.choice(len(actions), p=probs / probs.sum())])
+    return [(a, float(p)) for a, p in zip(actions, probs)], action
+
+  def step(self, state):
+    return self.step_with_policy(state)[1]
+
+  def get_policy(self, state):
+    return list(self._policy(state).items())
+
+  # --- Internals -------------------------------------------------------------
+
+  def _turn_based_state(self, state, player: int) -> pyspiel.State:
+    """The turn-based state where `player` acts for a simultaneous node."""
+    tb = self._search_game.new_initial_state()
+    for a in state.history():
+      tb.apply_action(a)
+    if state.is_simultaneous_node() and player == 1:
+      # Player 0's pending move is hidden from player 1: any legal one
+      # gives the same public state and player 1's infostate.
+      tb.apply_action(tb.legal_actions()[0])
+    return tb
+
+  def _locate(self, state, player: int) -> tuple[PublicState, int]:
+    if self._simultaneous:
+      state = self._turn_based_state(state, player)
+    return self.observer.public_state_of(state)
+
+  def _policy(self, state) -> dict[int, float]:
+    if state.is_terminal():
+      raise ValueError("sog: step called on a terminal state")
+    if not state.is_simultaneous_node() and (
+        state.current_player() != self._player):
+      raise ValueError(f"sog: step called for player {self._player} at a "
+                       f"state where player {state.current_player()} acts")
+    if self._simultaneous and self._player == 1 and (
+        self.config.search_opponent_nodes):
+      ps0, _ = self._locate(state, 0)
+      self.resolver.search(ps0)
+    ps, h = self._locate(state, self._player)
+    result = self.resolver.search(ps)
+    j = int(ps.history_infostate[self._player][h])
+    policy = result.policy(ps)[j]
+    legal = (state.legal_actions(self._player) if state.is_simultaneous_node()
+             else state.legal_actions())
+    return {a: policy.get(a, 0.0) for a in legal}
+
+
+def _factory(game: pyspiel.Game, player: int, params: dict) -> pyspiel.Bot:
+  return SoGBot(game, player, SoGConfig.from_params(params))
+
+
+def _can_play(game: pyspiel.Game, player: int) -> bool:
+  try:
+    search_game(game)
+  except ValueError:
+    return False
+  return player in (0, 1)
+
+
+def register() -> None:
+  """Registers "sog" in OpenSpiel's bot registry (idempotent)."""
+  from open_spiel_sog import registry  # pylint: disable=g-import-not-at-top
+  if "sog" in registry.registered_by_us():
+    return
+  registry.register_bot("sog", _factory, _can_play)

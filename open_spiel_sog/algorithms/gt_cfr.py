@@ -233,6 +233,15 @@ class _Compiled:
   rh_row: np.ndarray
   rh_opp: np.ndarray
   rh_chance: np.ndarray
+  # Entry-level structure for per-public-state values, by public-state depth
+  # (deepest first): (rows at depth d, their entries, entries at d reached by
+  # an own action (via a row), the rest (via the parent entry)).
+  num_entries: int
+  r_entry: np.ndarray
+  e_parent: np.ndarray
+  e_prow: np.ndarray
+  e_pslot: np.ndarray
+  depth_groups: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
 
 
 class SearchTree:
@@ -441,11 +450,24 @@ class SearchTree:
     level_rows = [np.nonzero(levels == l)[0] for l in range(num_levels)]
     cat = lambda xs, dt: (np.concatenate(xs).astype(dt) if xs else
                           np.zeros(0, dtype=dt))
+    e_depth = np.asarray(side.e_depth, dtype=np.int64)
+    e_parent = np.asarray(side.e_parent, dtype=np.int64)
+    e_prow = np.asarray(side.e_prow, dtype=np.int64)
+    e_pslot = np.asarray(side.e_pslot, dtype=np.int64)
+    r_depth = e_depth[r_entry] if rows else np.zeros(0, dtype=np.int64)
+    groups = []
+    for d in range(int(e_depth.max()), -1, -1):
+      rows_d = np.nonzero(r_depth == d)[0]
+      at = np.nonzero(e_depth == d)[0] if d > 0 else np.zeros(0, np.int64)
+      groups.append((rows_d, r_entry[rows_d], at[e_prow[at] >= 0],
+                     at[e_prow[at] < 0]))
     return _Compiled(
         num_root=nr, width=width, num_seq=nr + rows * width, e_seq=e_seq,
         r_parent_seq=r_parent_seq, level_rows=level_rows,
         rh_row=cat(side.rh_row, np.int64), rh_opp=cat(side.rh_opp, np.int64),
-        rh_chance=cat(side.rh_chance, np.float64))
+        rh_chance=cat(side.rh_chance, np.float64),
+        num_entries=len(e_seq), r_entry=r_entry, e_parent=e_parent,
+        e_prow=e_prow, e_pslot=e_pslot, depth_groups=groups)
 
   def terminal_arrays(self):
     cat = lambda xs, dt: (np.concatenate(xs).astype(dt) if xs else
@@ -542,8 +564,13 @@ class GTCFR:
                ranges: Sequence[np.ndarray] | None = None,
                gadget: Gadget | None = None,
                branch: Sequence[PublicState] = (),
-               rng: np.random.Generator | None = None):
+               rng: np.random.Generator | None = None,
+               value_players: Sequence[int] = (0, 1)):
     self.config = config or GTCFRConfig()
+    self.value_players = tuple(value_players)
+    self._entry_value_sum = [np.zeros(0), np.zeros(0)]
+    self._entry_value_weight = [np.zeros(0), np.zeros(0)]
+    self._leaf_entry_cache: dict = {}
     self.config.validate()
     self.value_fn = value_fn
     self.rng = rng or np.random.default_rng()
@@ -633,14 +660,15 @@ class GTCFR:
 
   # --- Regret update phase ---------------------------------------------------
 
-  def _leaf_values(self, compiled, reaches, record: bool
-                   ) -> list[np.ndarray]:
-    """Direct values [S_p] of the leaves for both players (one batched call)."""
+  def _leaf_values(self, compiled, reaches, record: bool):
+    """The leaves' values for both players (one batched value-function call):
+    ([S_p] landing on sequences, [E_p] per entry)."""
     tree = self.tree
     out = [np.zeros(c.num_seq) for c in compiled]
+    per_entry = [np.zeros(c.num_entries) for c in compiled]
     leaves = tree.leaves()
     if not leaves:
-      return out
+      return out, per_entry
     queries = []
     seqs = ([], [])
     for i in leaves:
@@ -659,11 +687,25 @@ class GTCFR:
       if ev.policy is not None:
         tree.nodes[i].prior = ev.policy
     for p in range(2):
-      out[p] = np.bincount(np.concatenate(seqs[p]),
-                           weights=np.concatenate([e.values[p]
-                                                   for e in evaluations]),
+      values = np.concatenate([e.values[p] for e in evaluations])
+      out[p] = np.bincount(np.concatenate(seqs[p]), weights=values,
                            minlength=compiled[p].num_seq)
-    return out
+      per_entry[p][self._leaf_entries(p)] = values
+    return out, per_entry
+
+  def _leaf_entries(self, p: int) -> np.ndarray:
+    """Entries of p at the leaves, in leaf order (cached per tree shape)."""
+    key = (len(self.tree.nodes), p)
+    cached = self._leaf_entry_cache.get(key)
+    if cached is None:
+      parts = []
+      for i in self.tree.leaves():
+        node = self.tree.nodes[i]
+        lo = node.entry_start[p]
+        parts.append(np.arange(lo, lo + node.ps.num_infostates(p)))
+      cached = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+      self._leaf_entry_cache[key] = cached
+    return cached
 
   def _terminal_values(self, compiled, reaches, p: int) -> np.ndarray:
     e0, e1, w = self.tree.terminal_arrays()
@@ -684,10 +726,20 @@ class GTCFR:
     reaches = [_reach(compiled[p], sides[p].policy, self.root_ranges[p])
                for p in range(2)]
     self._reaches = reaches
-    leaf = self._leaf_values(compiled, reaches, record=True)
+    leaf, leaf_entries = self._leaf_values(compiled, reaches, record=True)
     for p in players:
       side, c = sides[p], compiled[p]
       n = side.num_rows
+      if p in self.value_players:
+        entry_values = self._entry_values(p, compiled, reaches, side.policy,
+                                          leaf_entries[p])
+        total, count = self._entry_value_sum[p], self._entry_value_weight[p]
+        if len(total) < c.num_entries:
+          total = np.concatenate([total, np.zeros(c.num_entries - len(total))])
+          count = np.concatenate([count, np.zeros(c.num_entries - len(count))])
+        total += weight * entry_values
+        count += weight
+        self._entry_value_sum[p], self._entry_value_weight[p] = total, count
       direct = self._terminal_values(compiled, reaches, p) + leaf[p]
       seq_values, row_values = _values(c, side.policy, direct)
       self._last_seq_values[p] = seq_values
@@ -874,8 +926,16 @@ class GTCFR:
     reaches = [_reach(compiled[p], policies[p], root_ranges[p])
                for p in range(2)]
     leaf = self._leaf_entry_values(compiled, reaches)
-    entry_values = [self._entry_values(p, compiled, reaches, policies[p],
-                                       leaf[p]) for p in range(2)]
+    entry_values = []
+    for p in range(2):
+      # Averaged over the iterates where tracked (the self-play values that
+      # re-solving needs), else under the average profile.
+      values = self._entry_values(p, compiled, reaches, policies[p], leaf[p])
+      total, count = self._entry_value_sum[p], self._entry_value_weight[p]
+      tracked = np.zeros(len(values), dtype=bool)
+      tracked[:len(count)] = count > 0
+      values[tracked] = total[tracked[:len(total)]] / count[tracked[:len(count)]]
+      entry_values.append(values)
     summaries = {}
     for node in tree.nodes:
       rs, vs = [], []
@@ -915,43 +975,29 @@ class GTCFR:
 
   def _entry_values(self, p: int, compiled, reaches, policy: np.ndarray,
                     leaf: np.ndarray) -> np.ndarray:
-    """Counterfactual value of every entry of player p (a pass over public
-    state depth, run once per search for the summaries)."""
-    tree = self.tree
-    side = tree.sides[p]
+    """Counterfactual value of every entry of player p under `policy`, given
+    the leaves' values per entry (a pass over public-state depth)."""
     c = compiled[p]
     values = leaf.copy()
-    e0, e1, w = tree.terminal_arrays()
+    e0, e1, w = self.tree.terminal_arrays()
     if p == 0:
       values += np.bincount(e0, weights=w * reaches[1][compiled[1].e_seq[e1]],
-                            minlength=len(values))
+                            minlength=c.num_entries)
     else:
       values += np.bincount(e1, weights=-w * reaches[0][compiled[0].e_seq[e0]],
-                            minlength=len(values))
-    depth = np.asarray(side.e_depth, dtype=np.int64)
-    parent = np.asarray(side.e_parent, dtype=np.int64)
-    prow = np.asarray(side.e_prow, dtype=np.int64)
-    pslot = np.asarray(side.e_pslot, dtype=np.int64)
-    n = side.num_rows
-    r_entry = np.asarray(side.r_entry, dtype=np.int64)
-    r_depth = depth[r_entry] if n else np.zeros(0, dtype=np.int64)
-    action_values = np.zeros((max(n, 1), c.width))
-    for d in range(int(depth.max()), 0, -1):
-      rows_d = np.nonzero(r_depth == d)[0]
+                            minlength=c.num_entries)
+    action_values = np.zeros((max(len(c.r_entry), 1), c.width))
+    for rows_d, row_entries, via_row, via_parent in c.depth_groups:
       if rows_d.size:
-        values[r_entry[rows_d]] = np.einsum(
-            "ij,ij->i", action_values[rows_d], policy[rows_d])
-      at = np.nonzero(depth == d)[0]
-      via_row = at[prow[at] >= 0]
-      via_parent = at[prow[at] < 0]
-      np.add.at(action_values, (prow[via_row], pslot[via_row]),
-                values[via_row])
-      values += np.bincount(parent[via_parent], weights=values[via_parent],
-                            minlength=len(values))
-    rows_0 = np.nonzero(r_depth == 0)[0]
-    if rows_0.size:
-      values[r_entry[rows_0]] = np.einsum("ij,ij->i", action_values[rows_0],
-                                          policy[rows_0])
+        values[row_entries] = np.einsum("ij,ij->i", action_values[rows_d],
+                                        policy[rows_d])
+      if via_row.size:
+        np.add.at(action_values, (c.e_prow[via_row], c.e_pslot[via_row]),
+                  values[via_row])
+      if via_parent.size:
+        values += np.bincount(c.e_parent[via_parent],
+                              weights=values[via_parent],
+                              minlength=c.num_entries)
     return values
 
 

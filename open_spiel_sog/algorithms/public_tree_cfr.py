@@ -166,9 +166,15 @@ class PublicTreeCFR:
     self._t_seq = (t.seq0, t.seq1)
     self._t_weight = (t.weight, -t.weight)
     self.iteration = 0
+    self._reset_root_values()
     for p in range(2):
       st = self._players[p]
       reach_pass(st.arrays, st.policy, st.root_range, st.reach)
+
+  def _reset_root_values(self) -> None:
+    self._root_value_sum = [np.zeros(self.root.num_infostates(p))
+                            for p in range(2)]
+    self._root_value_weight = [0.0, 0.0]
 
   def _checked_ranges(self, ranges: Sequence[np.ndarray]) -> list[np.ndarray]:
     checked = []
@@ -187,6 +193,7 @@ class PublicTreeCFR:
     """Changes the root ranges, keeping regrets and the average (warm start
     of a subgame whose beliefs moved)."""
     self.ranges = self._checked_ranges(ranges)
+    self._reset_root_values()
     for p in range(2):
       st = self._players[p]
       st.root_range = self.ranges[p]
@@ -206,6 +213,12 @@ class PublicTreeCFR:
     arrays = st.arrays
     seq_values, row_values = value_pass(
         arrays, st.policy, self._direct_values(p, self._players[1 - p].reach))
+    # Root counterfactual values of the current iterate, averaged with the
+    # policy's weights: unlike the average policy's values, they stay
+    # meaningful at infostates the player itself never reaches.
+    weight = float(self.iteration) if self.config.linear_averaging else 1.0
+    self._root_value_sum[p] += weight * seq_values[:arrays.num_root]
+    self._root_value_weight[p] += weight
     action_values = seq_values[arrays.num_root:].reshape(st.regrets.shape)
     st.regrets += np.where(st.mask, action_values - row_values[:, None], 0.0)
     np.maximum(st.regrets, 0.0, out=st.regrets)
@@ -309,6 +322,16 @@ class PublicTreeCFR:
                                  self._direct_values(p, reaches[1 - p]))
       values.append(seq_values[:arrays.num_root].copy())
     return values[0], values[1]
+
+  def average_root_values(self) -> tuple[np.ndarray, np.ndarray]:
+    """Root counterfactual values of the iterates, averaged with the policy
+    averaging's weights since the start (or the last `set_ranges`): the
+    self-play values re-solving uses (DeepStack, SoG Theorem 4). Falls back to
+    the average policy's values before any iteration."""
+    if min(self._root_value_weight) <= 0:
+      return self.counterfactual_values()
+    return tuple(self._root_value_sum[p] / self._root_value_weight[p]
+                 for p in range(2))
 
   def root_counterfactual_values(self) -> tuple[np.ndarray, np.ndarray]:
     """Counterfactual values at the root infostates under the average policy."""

@@ -115,7 +115,7 @@ class Resolver:
     branch.reverse()
     result = gt_cfr.GTCFR(start, self.value_fn, self.config.search,
                           ranges=ranges, gadget=gadget, branch=branch,
-                          rng=self.rng).run()
+                          rng=self.rng, value_players=(o,)).run()
     self.summaries = result.summaries
     self.last_result = result
     return result

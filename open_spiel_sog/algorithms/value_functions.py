@@ -131,7 +131,10 @@ def uniform_policy(ps: PublicState, num_actions: int) -> np.ndarray | None:
 class ExactValueFunction(ValueFunction):
   """Solves each query's subgame to the end (small games; the test oracle).
 
-  Imperfect information: PublicTreeCFR from the query's ranges. Each
+  Imperfect information: PublicTreeCFR from the query's ranges; the values
+  are the iterates' root counterfactual values averaged over the solve (as
+  DeepStack's re-solving does), which stay meaningful at infostates one's own
+  range does not reach, where the average policy is arbitrary. Each
   public state keeps its compiled subtree, and, with `warm_start`, its solver:
   a repeated query continues that solver (new ranges, `warm_iterations` more
   iterations) instead of starting over, which is how GT-CFR's many queries of
@@ -231,7 +234,7 @@ class ExactValueFunction(ValueFunction):
     else:
       solver.set_ranges(query.ranges)
       solver.run(self.warm_iterations)
-    values = solver.counterfactual_values()
+    values = solver.average_root_values()
     policy = None
     if ps.is_player_node():
       q = ps.current_player()

@@ -259,6 +259,7 @@ class SearchTree:
     self.t_w: list[np.ndarray] = []
     self._compiled: tuple[_Compiled, _Compiled] | None = None
     self._leaves: list[int] | None = None
+    self._terminals = None
     self._add_node(root, -1)
 
   # --- Structure -------------------------------------------------------------
@@ -470,10 +471,14 @@ class SearchTree:
         e_prow=e_prow, e_pslot=e_pslot, depth_groups=groups)
 
   def terminal_arrays(self):
-    cat = lambda xs, dt: (np.concatenate(xs).astype(dt) if xs else
-                          np.zeros(0, dtype=dt))
-    return (cat(self.t_e0, np.int64), cat(self.t_e1, np.int64),
-            cat(self.t_w, np.float64))
+    """(entry of player 0 [K], entry of player 1 [K], chance_reach * u0 [K])
+    over the terminal histories of the tree."""
+    if self._terminals is None or self._terminals[3] != len(self.t_w):
+      cat = lambda xs, dt: (np.concatenate(xs).astype(dt) if xs else
+                            np.zeros(0, dtype=dt))
+      self._terminals = (cat(self.t_e0, np.int64), cat(self.t_e1, np.int64),
+                         cat(self.t_w, np.float64), len(self.t_w))
+    return self._terminals[:3]
 
 
 def _regret_matching(regrets: np.ndarray, active: np.ndarray) -> np.ndarray:

@@ -218,8 +218,13 @@ class ExactValueFunction(ValueFunction):
       if ps.is_player_node():
         arrays = tree.players[ps.current_player()]
         rows = np.nonzero(arrays.row_public_state == ps.id)[0]
-        order = np.argsort(arrays.row_infostate[rows])
-        self._root_rows[ps.id] = rows[order]
+        rows = rows[np.argsort(arrays.row_infostate[rows])]
+        actions = arrays.row_actions[rows]
+        valid = actions >= 0
+        row_index = np.broadcast_to(np.arange(len(rows))[:, None],
+                                    actions.shape)
+        self._root_rows[ps.id] = (rows, valid, row_index[valid],
+                                  actions[valid])
     return tree
 
   def _evaluate_imperfect_information(self, query: Query) -> Evaluation:
@@ -238,13 +243,10 @@ class ExactValueFunction(ValueFunction):
     policy = None
     if ps.is_player_node():
       q = ps.current_player()
-      rows = self._root_rows[ps.id]
+      rows, valid, row_index, actions = self._root_rows[ps.id]
       probs = solver.average_policy_arrays(q)[rows]
-      actions = solver.tree.players[q].row_actions[rows]
       policy = np.zeros((len(rows), self.num_actions))
-      valid = actions >= 0
-      row_index = np.broadcast_to(np.arange(len(rows))[:, None], actions.shape)
-      policy[row_index[valid], actions[valid]] = probs[valid]
+      policy[row_index, actions] = probs[valid]
     return Evaluation(values=values, policy=policy)
 
   def evaluate(self, queries: Sequence[Query]) -> list[Evaluation]:

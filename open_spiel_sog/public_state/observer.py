@@ -201,7 +201,7 @@ class PublicState:
     for p in range(2):
       seen: dict[str, int] = {}
       for i, h in enumerate(self.histories):
-        s = h.information_state_string(p)
+        s = observer.infostate_string(h, p)
         j = seen.get(s)
         if j is None:
           j = seen[s] = len(infostates[p])
@@ -335,6 +335,29 @@ class PublicStateObserver:
     self.source = source
     self._public_states: list[PublicState] = []
     self._root: PublicState | None = None
+    # OpenSpiel's EFG games describe only the acting player's infoset; a
+    # waiting player's string does not encode its own past moves.
+    self._recall_keys = game_type.short_name == "efg_game"
+
+  def infostate_string(self, state: pyspiel.State, player: int) -> str:
+    """`player`'s information state at `state`.
+
+    OpenSpiel's information_state_string, except in EFG games, where it only
+    identifies the acting player's infoset: there a waiting player's
+    infostate is its own perfect-recall sequence of (infoset, action) pairs,
+    and the acting player's is the game's own string (so OpenSpiel's
+    TabularPolicy finds it).
+    """
+    if not self._recall_keys or (not state.is_terminal() and
+                                 state.current_player() == player):
+      return state.information_state_string(player)
+    replay = self.game.new_initial_state()
+    own = []
+    for a in state.history():
+      if replay.current_player() == player:
+        own.append(f"{replay.information_state_string(player)}:{a}")
+      replay.apply_action(a)
+    return f"[p{player} sequence] " + " ".join(own)
 
 
   # --- Construction --------------------------------------------------------
@@ -412,7 +435,7 @@ class PublicStateObserver:
       return [obs.string_from(h, 0) for h in children]
     # Derived: common-knowledge components.
     labels = common_knowledge_components(
-        [[h.information_state_string(p) for h in children] for p in range(2)])
+        [[self.infostate_string(h, p) for h in children] for p in range(2)])
     return [str(label) for label in labels]
 
   # --- Navigation ----------------------------------------------------------

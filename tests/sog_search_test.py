@@ -1,0 +1,329 @@
+"""GT-CFR, value functions, the re-solving gadget and SoG's exploitability,
+judged by OpenSpiel (exploitability, best responses, policy values)."""
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python import policy as os_policy
+from open_spiel.python.algorithms import best_response as os_best_response
+from open_spiel.python.algorithms import exploitability as os_exploitability
+from open_spiel.python.algorithms import expected_game_score
+
+import open_spiel_sog  # pylint: disable=unused-import
+from open_spiel_sog import sog_exploitability
+from open_spiel_sog.algorithms import gt_cfr
+from open_spiel_sog.algorithms import resolving
+from open_spiel_sog.algorithms import value_functions
+from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+from open_spiel_sog.evaluation.exploitability import tabular_policy
+from open_spiel_sog.public_state import PublicStateObserver
+
+# Rock-paper-scissors where any win involving scissors pays 2; player 2 does
+# not see player 1's move (one infoset). Equilibrium: R 0.4, P 0.4, S 0.2.
+RPS_SCISSORS_PAY_2 = """\
+EFG 2 R "RPS where a win with or against scissors pays 2" { "P1" "P2" } ""
+p "" 1 1 "" { "R" "P" "S" } 0
+p "" 2 1 "" { "R" "P" "S" } 0
+t "" 1 "RR" { 0, 0 }
+t "" 2 "RP" { -1, 1 }
+t "" 3 "RS" { 2, -2 }
+p "" 2 1 "" { "R" "P" "S" } 0
+t "" 4 "PR" { 1, -1 }
+t "" 5 "PP" { 0, 0 }
+t "" 6 "PS" { -2, 2 }
+p "" 2 1 "" { "R" "P" "S" } 0
+t "" 7 "SR" { -2, 2 }
+t "" 8 "SP" { 2, -2 }
+t "" 9 "SS" { 0, 0 }
+"""
+
+
+def _first_decision(observer):
+  ps = observer.root()
+  while not ps.is_player_node():
+    (ps,) = ps.children()
+  return ps
+
+
+def _branch(root, ps):
+  path = [ps]
+  while path[-1] is not root:
+    path.append(path[-1].parent)
+  return path[::-1]
+
+
+def test_exact_value_function_matches_openspiel_policy_value():
+  """Exact leaf values: re-weighting by the player's own range gives the
+  value OpenSpiel computes for the full-game equilibrium continuing below."""
+  game = pyspiel.load_game("kuhn_poker")
+  solver = PublicTreeCFR(game)
+  solver.run(2000)
+  eq = solver.average_policy()
+  observer = PublicStateObserver(game)
+  decision = _first_decision(observer)
+  vf = value_functions.ExactValueFunction(game, iterations=2000,
+                                          warm_start=False)
+  total = 0.0
+  for child in decision.children():
+    r0 = np.zeros(child.num_infostates(0))
+    for i, h in enumerate(child.histories):
+      parent = decision.histories[child.parent_history[i]]
+      probs = dict(eq.action_probabilities(parent))
+      r0[child.history_infostate[0][i]] = probs[int(child.parent_action[i])]
+    r1 = np.ones(child.num_infostates(1))
+    (ev,) = vf.evaluate([value_functions.Query(child, (r0, r1))])
+    total += float(ev.values[0] @ r0)
+    # Zero-sum (up to the iterates being averaged at alternate times).
+    assert ev.values[1] @ r1 == pytest.approx(-(ev.values[0] @ r0), abs=2e-3)
+    assert ev.policy.shape == (child.num_infostates(1),
+                               game.num_distinct_actions())
+    np.testing.assert_allclose(ev.policy.sum(axis=1), 1.0)
+  value = expected_game_score.policy_value(game.new_initial_state(),
+                                           [eq, eq])[0]
+  assert total == pytest.approx(value, abs=2e-3)
+  assert total == pytest.approx(-1 / 18, abs=2e-3)
+
+
+def test_rollout_value_function_is_zero_sum_and_cached():
+  game = pyspiel.load_game("leduc_poker")
+  observer = PublicStateObserver(game)
+  ps = _first_decision(observer)
+  vf = value_functions.RolloutValueFunction(game, num_rollouts=4, seed=1)
+  ranges = (np.linspace(0.1, 1, 6), np.ones(6))
+  (a,) = vf.evaluate([value_functions.Query(ps, ranges)])
+  (b,) = vf.evaluate([value_functions.Query(ps, ranges)])
+  np.testing.assert_array_equal(a.values[0], b.values[0])
+  assert a.values[0] @ ranges[0] == pytest.approx(-(a.values[1] @ ranges[1]))
+
+
+def test_normalisation_round_trip():
+  game = pyspiel.load_game("leduc_poker")
+  ps = _first_decision(PublicStateObserver(game))
+  ranges = (np.linspace(0.1, 1, 6), np.full(6, 0.5))
+  (normalised, chance, scale) = value_functions.normalise_beliefs(ps, ranges)
+  np.testing.assert_allclose([r.sum() for r in normalised], 1.0)
+  assert chance.sum() == pytest.approx(1.0)
+  v = (np.arange(6.0), -np.arange(6.0))
+  back = value_functions.denormalise_values(v, scale)
+  np.testing.assert_allclose(back[0], v[0] * ranges[1].sum() *
+                             ps.chance_reach.sum())
+
+
+def test_gtcfr_on_the_whole_tree_reaches_the_game_value():
+  game = pyspiel.load_game("kuhn_poker")
+  observer = PublicStateObserver(game)
+  root = observer.root()
+  vf = value_functions.RolloutValueFunction(game)
+  search = gt_cfr.GTCFR(root, vf, gt_cfr.GTCFRConfig(simulations=0))
+  while search.tree.leaves():
+    for i in list(search.tree.leaves()):
+      search.tree.expand(search.tree.nodes[i])
+  search.run_updates(1000)
+  result = search.result()
+  assert len(result.tree) == len(list(observer.walk()))
+  assert result.root_values[0].sum() == pytest.approx(-1 / 18, abs=1e-3)
+
+
+def test_gtcfr_grows_records_queries_and_counts_updates():
+  game = pyspiel.load_game("leduc_poker")
+  observer = PublicStateObserver(game)
+  root = observer.root()
+  ps = _first_decision(observer)
+  vf = value_functions.ExactValueFunction(game, iterations=50)
+  config = gt_cfr.GTCFRConfig(simulations=6, expansions_per_update=0.5)
+  search = gt_cfr.GTCFR(root, vf, config, branch=_branch(root, ps),
+                        rng=np.random.default_rng(0))
+  initial = len(search.tree)
+  result = search.run()
+  # SoG(6, 0.5): 6 phases of ceil(1/0.5) = 2 updates and 1 simulation, then
+  # a final regret-update phase.
+  assert result.updates == 7 * 2
+  assert len(result.tree) > initial
+  assert result.queries  # every leaf query is recorded
+  for q in result.queries:
+    assert not q.public_state.is_terminal()
+    for p in range(2):
+      assert q.ranges[p].shape == (q.public_state.num_infostates(p),)
+  probs = result.policy(ps)
+  assert len(probs) == ps.num_infostates(0)
+  for j, dist in enumerate(probs):
+    assert sorted(dist) == ps.legal_actions(j)
+    assert sum(dist.values()) == pytest.approx(1.0)
+  with pytest.raises(ValueError, match="expansions_per_update"):
+    gt_cfr.GTCFRConfig(expansions_per_update=0).validate()
+
+
+def test_top_1_expansion_finds_the_winning_move_in_tic_tac_toe():
+  game = pyspiel.load_game("tic_tac_toe")
+  state = game.new_initial_state()
+  # x: 0, 1 with o: 3, 4 -> x to move wins at 2.
+  for a in (0, 3, 1, 4):
+    state.apply_action(a)
+  observer = PublicStateObserver(game)
+  ps, _ = observer.public_state_of(state)
+  vf = value_functions.ExactValueFunction(game)
+  config = gt_cfr.GTCFRConfig(simulations=30, top_k=1)
+  result = gt_cfr.search(ps, vf, config, rng=np.random.default_rng(0))
+  (dist,) = result.policy(ps)
+  assert max(dist, key=dist.get) == 2
+  assert dist[2] > 0.9
+
+
+def _cfvs(game, policy, ps, player, value_of):
+  """Counterfactual values of `player`'s infostates at `ps`: sum over its
+  histories of chance reach * opponent reach * value_of(history)."""
+  opponent = 1 - player
+  values = np.zeros(ps.num_infostates(player))
+  for i, h in enumerate(ps.histories):
+    reach = 1.0
+    replay = game.new_initial_state()
+    for a in h.history():
+      if replay.current_player() == opponent:
+        reach *= dict(policy.action_probabilities(replay))[a]
+      replay.apply_action(a)
+    values[ps.history_infostate[player][i]] += (
+        ps.chance_reach[i] * reach * value_of(h))
+  return values
+
+
+def _resolve_after_check(alpha, previous_range):
+  """Re-solves player 1's subgame after player 0 checks in Kuhn, with player
+  0's stored counterfactual values from an equilibrium; returns (player 0's
+  best-response counterfactual values against the re-solved policy, the
+  stored values)."""
+  game = pyspiel.load_game("kuhn_poker")
+  solver = PublicTreeCFR(game)
+  solver.run(3000)
+  eq = solver.average_policy()
+  observer = PublicStateObserver(game)
+  first = _first_decision(observer)
+  check = next(c for c in first.children()
+               if set(c.parent_action.tolist()) == {0})
+  assert check.current_player() == 1
+  stored = _cfvs(game, eq, check, 0,
+                 lambda h: expected_game_score.policy_value(h, [eq, eq])[0])
+  own_range = np.ones(check.num_infostates(1))  # player 1 has not acted yet
+  summaries = {check.id: gt_cfr.Summary(
+      ranges=(np.asarray(previous_range, dtype=float), own_range),
+      values=(stored, np.zeros(check.num_infostates(1))))}
+  vf = value_functions.ExactValueFunction(game)
+  resolver = resolving.Resolver(
+      observer, 1, vf,
+      resolving.ResolveConfig(search=gt_cfr.GTCFRConfig(simulations=100),
+                              alpha=alpha),
+      rng=np.random.default_rng(0))
+  resolver.set_summaries(summaries)
+  result = resolver.search(check)
+  assert result.tree.root_ps is check  # S_prev = S: the gadget sits at S
+  # Player 1's re-solved policy under `check`, equilibrium elsewhere.
+  composed = os_policy.TabularPolicy(game)
+  composed.action_probability_array[:] = eq.action_probability_array
+  for node in result.tree.nodes:
+    if node.rows is None or node.player != 1:
+      continue
+    for infostate, dist in zip(node.ps.infostates(1), result.policy(node.ps)):
+      row = composed.action_probability_array[composed.state_lookup[infostate]]
+      row[:] = 0.0
+      for a, p in dist.items():
+        row[a] = p
+  br = os_best_response.BestResponsePolicy(game, 0, composed)
+  return _cfvs(game, composed, check, 0, br.value), stored
+
+
+@pytest.mark.parametrize("previous_range", [[1.0, 1.0, 1.0], [0.0, 0.0, 1.0]])
+def test_gadget_keeps_the_opponent_below_its_stored_values(previous_range):
+  """Player 0's best response to the re-solved policy gains at most the
+  stored values (OpenSpiel's BestResponsePolicy is the judge), even when the
+  previous range mixed into the gadget is wrong (player 0 holds only kings)."""
+  best, stored = _resolve_after_check(0.5, previous_range)
+  assert np.all(best <= stored + 1e-3), (best, stored)
+
+
+def test_without_the_gadget_the_opponent_gains():
+  """The same re-solve with alpha = 0 (the opponent's range fixed to the
+  wrong previous range, i.e. no gadget) is exploited well past the bound."""
+  best, stored = _resolve_after_check(0.0, [1.0, 0.0, 0.0])
+  assert np.max(best - stored) > 0.05, (best, stored)
+
+
+def _belief_free_greedy_policy(game):
+  """A depth-1 search with belief-free leaf values: at every decision, each
+  action is valued by the uniform-random rollout value of its children
+  (exact expectation), averaged over the infostate's histories with their
+  chance weights only (no beliefs about the opponent), and the best action
+  is played."""
+  memo = {}
+
+  def uniform_value(state, player):
+    key = (state.history_str(), player)
+    if key not in memo:
+      if state.is_terminal():
+        memo[key] = state.returns()[player]
+      elif state.is_chance_node():
+        memo[key] = sum(p * uniform_value(state.child(a), player)
+                        for a, p in state.chance_outcomes())
+      else:
+        legal = state.legal_actions()
+        memo[key] = np.mean([uniform_value(state.child(a), player)
+                             for a in legal])
+    return memo[key]
+
+  observer = PublicStateObserver(game)
+  table = {}
+  for ps in observer.walk():
+    if not ps.is_player_node():
+      continue
+    q = ps.current_player()
+    for j, infostate in enumerate(ps.infostates(q)):
+      legal = ps.legal_actions(j)
+      hist = np.nonzero(ps.history_infostate[q] == j)[0]
+      values = [sum(ps.chance_reach[i] *
+                    uniform_value(ps.histories[i].child(a), q) for i in hist)
+                for a in legal]
+      table[infostate] = {legal[int(np.argmax(values))]: 1.0}
+  return tabular_policy(game, table)
+
+
+@pytest.mark.parametrize("game_string", ["rps_scissors_pay_2",
+                                         "coordinated_mp"])
+def test_sog_is_sound_where_belief_free_search_is_not(game_string):
+  if game_string == "rps_scissors_pay_2":
+    game = pyspiel.load_efg_game(RPS_SCISSORS_PAY_2)
+  else:
+    game = pyspiel.load_game(game_string)
+  baseline = os_exploitability.exploitability(
+      game, _belief_free_greedy_policy(game))
+  assert baseline > 0.25
+  result = sog_exploitability(
+      game, {"simulations": 300, "value_function": "exact"}, seeds=[0, 1, 2])
+  assert result["max"] <= 0.01, result
+
+
+def test_sog_rps_policy_is_the_equilibrium():
+  game = pyspiel.load_efg_game(RPS_SCISSORS_PAY_2)
+  bot = pyspiel.load_bot("sog", game, 0, {"simulations": 300,
+                                          "value_function": "exact"})
+  probs = dict(bot.step_with_policy(game.new_initial_state())[0])
+  np.testing.assert_allclose([probs[0], probs[1], probs[2]], [0.4, 0.4, 0.2],
+                             atol=0.03)
+
+
+def test_sog_exploitability_kuhn():
+  result = sog_exploitability(
+      "kuhn_poker", {"simulations": 200, "value_function": "exact"},
+      seeds=[0, 1, 2])
+  assert result["mean"] <= 0.005, result
+  assert result["min"] <= result["mean"] <= result["max"]
+  assert result["searches"] == [8, 8, 8]
+
+
+def test_sog_exploitability_leduc_improves_with_search():
+  """Exact values, 3 seeds: SoG(200, 1) is at most 0.02 chips exploitable
+  and better than SoG(20, 1). About two minutes on two cores."""
+  params = {"value_function": "exact"}
+  small = sog_exploitability("leduc_poker", {**params, "simulations": 20},
+                             seeds=[0, 1, 2])
+  large = sog_exploitability("leduc_poker", {**params, "simulations": 200},
+                             seeds=[0, 1, 2])
+  assert large["mean"] <= 0.02, large
+  assert large["mean"] < small["mean"], (small, large)

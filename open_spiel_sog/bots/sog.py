@@ -157,8 +157,8 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
   elif kind is str:
     if isinstance(value, str):
       return value
-  raise ValueError(f"sog: parameter {name!r} must be a {kind.__name__}, got "
-                   f"{value!r}")
+  raise ValueError(f"sog: parameter {name!r} must be of type {kind.__name__}, "
+                   f"got {value!r}")
 
 
 def search_game(game: pyspiel.Game) -> pyspiel.Game:

@@ -196,12 +196,29 @@ class PublicState:
             f"{h.current_player()}): the public observer of "
             f"{observer.game} is inconsistent")
 
+    # Some games' terminal strings forget what a player knew (goofspiel
+    # without imp_info drops the bids): at terminals, each infostate also
+    # carries the player's infostate in the parent and its own last action,
+    # so terminal infostates have perfect recall whatever the game prints.
+    terminal_recall = None
+    if self._current_player == TERMINAL and parent is not None:
+      parent_infostates = parent._infostates  # pylint: disable=protected-access
+      parent_index = parent.history_infostate
+
+      def terminal_recall(s, i, p):
+        k = int(self.parent_history[i])
+        own = (f" a{int(self.parent_action[i])}"
+               if parent.current_player() == p else "")
+        return f"{s} <- {parent_infostates[p][parent_index[p][k]]}{own}"
+
     infostates: list[list[str]] = [[], []]
     index = np.empty((2, len(self.histories)), dtype=np.int64)
     for p in range(2):
       seen: dict[str, int] = {}
       for i, h in enumerate(self.histories):
         s = observer.infostate_string(h, p)
+        if terminal_recall is not None:
+          s = terminal_recall(s, i, p)
         j = seen.get(s)
         if j is None:
           j = seen[s] = len(infostates[p])

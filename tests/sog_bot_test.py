@@ -1,0 +1,289 @@
+"""Tests for the "sog" bot through OpenSpiel's bot registry, and for
+examples/exploitability.py.
+
+Searches are kept tiny (a few simulations) so that the file runs in well under
+a minute and a half on two cores: these tests check the bot's contract with
+OpenSpiel (evaluate_bots, policies, errors, determinism), not its strength.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+from open_spiel.python.algorithms import evaluate_bots as py_evaluate_bots
+import pyspiel
+import pytest
+
+import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Game string -> cheap bot parameters for it.
+GAMES = {
+    "kuhn_poker": {"simulations": 10, "value_function": "exact"},
+    "leduc_poker": {"simulations": 10, "value_function": "rollout"},
+    "liars_dice(numdice=1,dice_sides=4)": {"simulations": 10,
+                                          "value_function": "rollout"},
+    # Simultaneous: the bot is handed the simultaneous-move states directly.
+    "goofspiel(num_cards=4,imp_info=True)": {"simulations": 10,
+                                             "value_function": "rollout"},
+    "tic_tac_toe": {"simulations": 10, "value_function": "rollout"},
+}
+
+
+def _sog_bots(game, params, seed=0):
+  return [pyspiel.load_bot("sog", game, p, dict(params, seed=seed + p))
+          for p in range(2)]
+
+
+def _assert_valid_outcome(game, state, returns):
+  assert state.is_terminal()
+  assert len(returns) == 2
+  assert list(returns) == pytest.approx(state.returns())
+  assert sum(returns) == pytest.approx(0.0)
+  for r in returns:
+    assert game.min_utility() - 1e-9 <= r <= game.max_utility() + 1e-9
+
+
+# --- a. Whole games with OpenSpiel's evaluate_bots ---------------------------
+
+
+@pytest.mark.parametrize("game_string", list(GAMES))
+def test_plays_whole_games_with_cpp_evaluate_bots(game_string):
+  game = pyspiel.load_game(game_string)
+  bots = _sog_bots(game, GAMES[game_string])
+  for seed in range(2):  # the same bots, restarted, play a second game
+    state = game.new_initial_state()
+    returns = pyspiel.evaluate_bots(state, bots, seed)
+    _assert_valid_outcome(game, state, returns)
+
+
+@pytest.mark.parametrize("game_string", list(GAMES))
+def test_plays_whole_games_with_python_evaluate_bots(game_string):
+  game = pyspiel.load_game(game_string)
+  bots = _sog_bots(game, GAMES[game_string], seed=10)
+  rng = np.random.RandomState(0)
+  for _ in range(2):
+    state = game.new_initial_state()
+    returns = py_evaluate_bots.evaluate_bots(state, bots, rng)
+    _assert_valid_outcome(game, state, returns)
+
+
+@pytest.mark.parametrize("game_string", list(GAMES))
+def test_plays_against_openspiel_uniform_random(game_string):
+  game = pyspiel.load_game(game_string)
+  params = GAMES[game_string]
+  for sog_seat in range(2):
+    bots = [pyspiel.load_bot("uniform_random", game, p, {"seed": p})
+            for p in range(2)]
+    bots[sog_seat] = pyspiel.load_bot("sog", game, sog_seat, params)
+    state = game.new_initial_state()
+    if sog_seat == 0:
+      returns = pyspiel.evaluate_bots(state, bots, 3)
+    else:
+      returns = py_evaluate_bots.evaluate_bots(state, bots,
+                                               np.random.RandomState(3))
+    _assert_valid_outcome(game, state, returns)
+
+
+def test_plays_default_goofspiel_with_exact_value_function():
+  # Perfect recall holds at every decision of this game; its terminal
+  # infostate strings drop the bids, which the observer makes up for.
+  game = pyspiel.load_game("goofspiel(num_cards=3)")
+  bots = _sog_bots(game, {"simulations": 5, "value_function": "exact"})
+  state = game.new_initial_state()
+  returns = pyspiel.evaluate_bots(state, bots, 0)
+  _assert_valid_outcome(game, state, returns)
+
+
+def test_plays_from_a_mid_game_state():
+  # evaluate_bots calls restart_at(state) on a state with history.
+  game = pyspiel.load_game("leduc_poker")
+  bots = _sog_bots(game, GAMES["leduc_poker"])
+  state = game.new_initial_state()
+  for action in (0, 3, 1, 2):  # deal J, Q; call; raise
+    state.apply_action(action)
+  returns = py_evaluate_bots.evaluate_bots(state, bots,
+                                           np.random.RandomState(0))
+  _assert_valid_outcome(game, state, returns)
+
+
+# --- b. step_with_policy -----------------------------------------------------
+
+
+def _assert_policy(state, player, policy, action):
+  legal = (state.legal_actions(player) if state.is_simultaneous_node()
+           else state.legal_actions())
+  actions = [a for a, _ in policy]
+  assert sorted(actions) == sorted(legal)
+  assert len(set(actions)) == len(actions)
+  probs = np.array([p for _, p in policy])
+  assert np.all(probs >= 0) and np.all(np.isfinite(probs))
+  assert probs.sum() == pytest.approx(1.0)
+  assert action in legal
+
+
+def _states_with_decisions(game_string):
+  """A few (state, player) decisions of `game_string`, along a fixed line."""
+  game = pyspiel.load_game(game_string)
+  state = game.new_initial_state()
+  rng = np.random.RandomState(1)
+  found = []
+  while not state.is_terminal() and len(found) < 4:
+    if state.is_chance_node():
+      outcomes, probs = zip(*state.chance_outcomes())
+      state.apply_action(int(rng.choice(outcomes, p=probs)))
+    elif state.is_simultaneous_node():
+      found.extend((state.clone(), p) for p in range(2))
+      state.apply_actions([int(rng.choice(state.legal_actions(p)))
+                           for p in range(2)])
+    else:
+      found.append((state.clone(), state.current_player()))
+      state.apply_action(int(rng.choice(state.legal_actions())))
+  return game, found
+
+
+@pytest.mark.parametrize("game_string", list(GAMES))
+def test_step_with_policy_is_a_distribution_over_legal_actions(game_string):
+  game, decisions = _states_with_decisions(game_string)
+  assert decisions
+  for state, player in decisions:
+    bot = pyspiel.load_bot("sog", game, player,
+                           dict(GAMES[game_string], simulations=5))
+    assert bot.provides_policy()
+    policy, action = bot.step_with_policy(state)
+    _assert_policy(state, player, policy, action)
+    assert bot.step(state) in (state.legal_actions(player)
+                               if state.is_simultaneous_node()
+                               else state.legal_actions())
+
+
+def test_step_at_the_wrong_state_is_an_error():
+  game = pyspiel.load_game("kuhn_poker")
+  bot = pyspiel.load_bot("sog", game, 1, {"simulations": 5})
+  dealt = game.new_initial_state().child(0).child(1)  # player 0 to act
+  with pytest.raises(ValueError, match="player 0 acts"):
+    bot.step(dealt)
+  with pytest.raises(ValueError, match="terminal"):
+    bot.step(dealt.child(0).child(0))
+
+
+# --- c. Errors ---------------------------------------------------------------
+
+
+def test_unknown_parameter_is_rejected():
+  game = pyspiel.load_game("kuhn_poker")
+  with pytest.raises(ValueError, match=r"simulatoins.*supported:.*simulations"):
+    pyspiel.load_bot("sog", game, 0, {"simulatoins": 10})
+  with pytest.raises(ValueError, match=r"bogus.*supported"):
+    pyspiel.load_bot("sog(bogus=1)", game, 0)
+
+
+def test_wrong_parameter_type_is_rejected():
+  game = pyspiel.load_game("kuhn_poker")
+  with pytest.raises(ValueError, match="simulations.*'many'"):
+    pyspiel.load_bot("sog", game, 0, {"simulations": "many"})
+  with pytest.raises(ValueError, match="simulations.*'many'"):
+    pyspiel.load_bot("sog(simulations=many)", game, 0)
+  with pytest.raises(ValueError, match="alternating"):
+    pyspiel.load_bot("sog", game, 0, {"alternating": "maybe"})
+
+
+def test_bad_parameter_values_are_rejected():
+  game = pyspiel.load_game("kuhn_poker")
+  with pytest.raises(ValueError, match=r"value_function 'magic'.*'exact'"):
+    pyspiel.load_bot("sog", game, 0, {"value_function": "magic"})
+  for alpha in (-0.1, 1.5):
+    with pytest.raises(ValueError, match=r"alpha must be in \[0, 1\]"):
+      pyspiel.load_bot("sog", game, 0, {"alpha": alpha})
+  with pytest.raises(ValueError, match="simulations must be >= 0"):
+    pyspiel.load_bot("sog", game, 0, {"simulations": -1})
+
+
+@pytest.mark.parametrize("game_string,message", [
+    ("kuhn_poker(players=3)", "two-player"),
+    ("matching_pennies_3p", "two-player"),  # simultaneous, 3 players
+    ("matrix_pd", "zero-sum"),  # simultaneous, general-sum
+    ("sheriff", "zero-sum"),  # sequential, general-sum
+])
+def test_unsupported_games_are_rejected(game_string, message):
+  game = pyspiel.load_game(game_string)
+  with pytest.raises(ValueError, match=message):
+    pyspiel.load_bot("sog", game, 0, {})
+  assert "sog" not in pyspiel.bots_that_can_play_game(game, 0)
+
+
+def test_supported_games_are_listed():
+  for game_string in GAMES:
+    game = pyspiel.load_game(game_string)
+    assert "sog" in pyspiel.bots_that_can_play_game(game), game_string
+
+
+# --- d. Determinism ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("value_function", ["rollout", "exact"])
+def test_same_seed_same_policy(value_function):
+  game = pyspiel.load_game("kuhn_poker")
+  state = game.new_initial_state().child(0).child(2)  # first decision
+  params = {"simulations": 10, "value_function": value_function, "seed": 7}
+  first = pyspiel.load_bot("sog", game, 0, params).step_with_policy(state)
+  second = pyspiel.load_bot("sog", game, 0, params).step_with_policy(state)
+  assert first == second
+  # Also when a bot with the seed is created from a string.
+  third = pyspiel.load_bot(
+      f"sog(simulations=10,value_function={value_function},seed=7)", game,
+      0).step_with_policy(state)
+  assert third == first
+
+
+# --- e. examples/exploitability.py ------------------------------------------
+
+
+def _run_example(*flags):
+  return subprocess.run(
+      [sys.executable, os.path.join(ROOT, "examples", "exploitability.py"),
+       *flags], capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_exploitability_example_prints_json_summary():
+  result = _run_example("--game=kuhn_poker",
+                        "--bot_params=simulations=20,value_function=exact",
+                        "--seeds=0", "--json")
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  for key in ("min", "mean", "max"):
+    value = summary[key]
+    assert isinstance(value, float) and math.isfinite(value), summary
+    assert value >= 0.0, summary
+  assert summary["min"] <= summary["mean"] <= summary["max"]
+  assert summary["seeds"] == [0]
+  assert "mbb/g" in result.stdout
+
+
+def test_exploitability_example_accepts_empty_params():
+  result = _run_example("--game=kuhn_poker", "--bot_params=", "--seeds=0,1",
+                        "--noprogress", "--json")
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  assert summary["params"] == {} and summary["seeds"] == [0, 1]
+  assert len(summary["values"]) == 2
+  assert all(math.isfinite(v) and v >= 0 for v in summary["values"])
+
+
+@pytest.mark.parametrize("bot_params,message", [
+    ("simulations", "malformed"),
+    ("simulations=10,=3", "malformed"),
+    ("simulatoins=10", "simulatoins"),
+    ("simulations=many", "simulations"),
+])
+def test_exploitability_example_rejects_bad_params_readably(bot_params,
+                                                            message):
+  result = _run_example("--game=kuhn_poker", f"--bot_params={bot_params}",
+                        "--seeds=0", "--noprogress")
+  assert result.returncode != 0
+  assert message in result.stderr
+  assert "Traceback" not in result.stderr

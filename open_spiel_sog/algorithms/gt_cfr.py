@@ -930,7 +930,7 @@ class GTCFR:
     policies = [_average_policy(s) for s in tree.sides]
     reaches = [_reach(compiled[p], policies[p], root_ranges[p])
                for p in range(2)]
-    leaf = self._leaf_entry_values(compiled, reaches)
+    _, leaf = self._leaf_values(compiled, reaches, record=False)
     entry_values = []
     for p in range(2):
       # Averaged over the iterates where tracked (the self-play values that
@@ -955,28 +955,6 @@ class GTCFR:
     return SearchResult(tree=tree, root_values=root.values,
                         summaries=summaries, queries=self.queries,
                         updates=self.updates, root_ranges=root_ranges)
-
-  def _leaf_entry_values(self, compiled, reaches) -> list[np.ndarray]:
-    tree = self.tree
-    out = [np.zeros(len(s.e_node)) for s in tree.sides]
-    leaves = tree.leaves()
-    if not leaves:
-      return out
-    queries = []
-    for i in leaves:
-      node = tree.nodes[i]
-      rs = []
-      for p in range(2):
-        lo = node.entry_start[p]
-        s = compiled[p].e_seq[lo:lo + node.ps.num_infostates(p)]
-        rs.append(reaches[p][s])
-      queries.append(Query(node.ps, (rs[0], rs[1])))
-    for i, ev in zip(leaves, self.value_fn.evaluate(queries)):
-      node = tree.nodes[i]
-      for p in range(2):
-        lo = node.entry_start[p]
-        out[p][lo:lo + node.ps.num_infostates(p)] = ev.values[p]
-    return out
 
   def _entry_values(self, p: int, compiled, reaches, policy: np.ndarray,
                     leaf: np.ndarray) -> np.ndarray:

@@ -42,7 +42,6 @@ import math
 from typing import Sequence
 
 import numpy as np
-import pyspiel
 
 from open_spiel_sog.algorithms.value_functions import Query
 from open_spiel_sog.algorithms.value_functions import ValueFunction

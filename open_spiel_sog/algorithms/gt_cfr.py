@@ -721,14 +721,18 @@ class GTCFR:
     return np.bincount(s1, weights=-w * reaches[0][s0],
                        minlength=compiled[1].num_seq)
 
+  def _current_reaches(self, compiled) -> list[np.ndarray]:
+    """Each player's sequence reaches under the current policies."""
+    return [_reach(compiled[p], self.tree.sides[p].policy, self.root_ranges[p])
+            for p in range(2)]
+
   def _update(self, players: Sequence[int]) -> None:
     """One CFR+ update of `players` from the same reaches."""
     tree = self.tree
     compiled = tree.compiled()
     weight = float(self.updates) if self.config.linear_averaging else 1.0
     sides = tree.sides
-    reaches = [_reach(compiled[p], sides[p].policy, self.root_ranges[p])
-               for p in range(2)]
+    reaches = self._current_reaches(compiled)
     self._reaches = reaches
     leaf, leaf_entries = self._leaf_values(compiled, reaches, record=True)
     for p in players:
@@ -835,22 +839,12 @@ class GTCFR:
       chosen.append([legal[i] for i in order])
     return chosen
 
-  def _simulate(self, normalisers, virtual) -> None:
+  def _simulate(self, beliefs: np.ndarray, normalisers, virtual) -> None:
+    """One expansion simulation from the growth root, whose histories are
+    sampled with probabilities `beliefs`."""
     tree = self.tree
     node = self.grow_node
-    ps = node.ps
-    compiled = tree.compiled()
-    reaches = self._reaches
-    if reaches is None:
-      reaches = [_reach(compiled[p], tree.sides[p].policy, self.root_ranges[p])
-                 for p in range(2)]
-    w = ps.chance_reach.copy()
-    for p in range(2):
-      lo = node.entry_start[p]
-      w = w * reaches[p][compiled[p].e_seq[lo + ps.history_infostate[p]]]
-    if not w.sum() > 0:
-      w = ps.chance_reach.copy()
-    h = int(self.rng.choice(len(w), p=w / w.sum()))
+    h = int(self.rng.choice(len(beliefs), p=beliefs))
     path: list[tuple[int, int, int]] = []  # (player, row, slot)
     while True:
       ps = node.ps
@@ -887,10 +881,20 @@ class GTCFR:
     compiled = tree.compiled()
     reaches = self._reaches
     if reaches is None:
-      reaches = [_reach(compiled[p], tree.sides[p].policy, self.root_ranges[p])
-                 for p in range(2)]
+      reaches = self._current_reaches(compiled)
       self._reaches = reaches
     normalisers = self._row_normalisers(compiled, reaches)
+    # Beliefs at the growth root (fixed for the phase): chance reach times
+    # both players' reach of each history, or chance alone if that is zero.
+    node = self.grow_node
+    ps = node.ps
+    beliefs = ps.chance_reach.copy()
+    for p in range(2):
+      lo = node.entry_start[p]
+      beliefs *= reaches[p][compiled[p].e_seq[lo + ps.history_infostate[p]]]
+    if not beliefs.sum() > 0:
+      beliefs = ps.chance_reach.copy()
+    beliefs /= beliefs.sum()
     virtual = [np.zeros((s.capacity, s.width)) for s in tree.sides]
     for _ in range(count):
       # Growth may add rows: keep the virtual-loss arrays in shape.
@@ -900,7 +904,7 @@ class GTCFR:
           grown = np.zeros((s.capacity, s.width))
           grown[:virtual[p].shape[0], :virtual[p].shape[1]] = virtual[p]
           virtual[p] = grown
-      self._simulate(normalisers, virtual)
+      self._simulate(beliefs, normalisers, virtual)
 
   # --- Results ---------------------------------------------------------------
 

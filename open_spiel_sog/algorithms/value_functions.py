@@ -102,10 +102,15 @@ def denormalise_values(values: Sequence[np.ndarray], scale: Sequence[float]):
   return tuple(np.asarray(v) * s for v, s in zip(values, scale))
 
 
-def history_values_to_counterfactual(ps: PublicState, ranges, u0: np.ndarray):
-  """(v0, v1) from per-history expected utilities u0 [H] of player 0."""
+def history_values_to_counterfactual(ps: PublicState, ranges, u0: np.ndarray,
+                                     index: np.ndarray | None = None):
+  """(v0, v1) from expected utilities u0 of player 0 of the histories
+  `index` (default: all histories of `ps`, in order)."""
   inf0, inf1 = ps.history_infostate
-  weight = ps.chance_reach * u0
+  chance = ps.chance_reach
+  if index is not None:
+    inf0, inf1, chance = inf0[index], inf1[index], chance[index]
+  weight = chance * u0
   v0 = np.bincount(inf0, weights=weight * ranges[1][inf1],
                    minlength=ps.num_infostates(0))
   v1 = -np.bincount(inf1, weights=weight * ranges[0][inf0],
@@ -320,14 +325,9 @@ class RolloutValueFunction(ValueFunction):
     for q in queries:
       ps = q.public_state
       index, weighted_u0 = self._history_values(ps)
-      inf0 = ps.history_infostate[0][index]
-      inf1 = ps.history_infostate[1][index]
-      w = ps.chance_reach[index] * weighted_u0
-      v0 = np.bincount(inf0, weights=w * q.ranges[1][inf1],
-                       minlength=ps.num_infostates(0))
-      v1 = -np.bincount(inf1, weights=w * q.ranges[0][inf0],
-                        minlength=ps.num_infostates(1))
-      out.append(Evaluation(values=(v0, v1),
+      values = history_values_to_counterfactual(ps, q.ranges, weighted_u0,
+                                                index)
+      out.append(Evaluation(values=values,
                             policy=uniform_policy(ps, self.num_actions)))
     return out
 

@@ -87,8 +87,9 @@ def normalise_beliefs(ps: PublicState, ranges: Sequence[np.ndarray]):
     (normalised_ranges (r0/|r0|, r1/|r1|), normalised chance reach [H],
     scale (s0, s1)) with s_p = ||r_-p||_1 * C, C = sum of chance reach.
   """
+  ranges = [np.asarray(r, dtype=np.float64) for r in ranges]
   chance_total = float(ps.chance_reach.sum())
-  norms = [float(np.sum(r)) for r in ranges]
+  norms = [float(r.sum()) for r in ranges]
   normalised = tuple(
       r / n if n > 0 else np.full_like(r, 1.0 / max(len(r), 1))
       for r, n in zip(ranges, norms))

@@ -37,13 +37,7 @@ from open_spiel_sog.algorithms import resolving
 from open_spiel_sog.algorithms import value_functions
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
-from open_spiel_sog.public_state.observer import PublicTreeTooLarge
 from open_spiel_sog.public_state.observer import validate_game
-
-# "auto" picks the exact value function when the game's whole public tree
-# has at most this many public states, rollout otherwise.
-AUTO_EXACT_MAX_PUBLIC_STATES = 5000
-
 
 @dataclasses.dataclass(frozen=True)
 class SoGConfig:
@@ -55,8 +49,9 @@ class SoGConfig:
       (fractional: ceil(1/c) updates per simulation).
     top_k: children added per expansion, by prior; -1 picks 1 for perfect
       information games and 0 (all children) otherwise.
-    value_function: "exact", "rollout" or "auto" (exact when the game's
-      public tree has at most 5000 public states, rollout otherwise).
+    value_function: "cvpn" (a trained network: `checkpoint`, or the one
+      shipped for the game), "exact", "rollout" or "auto" (the shipped
+      network when the game has one, rollout with a notice otherwise).
     alpha: re-solving gadget mix: alpha * follow + (1 - alpha) * previous
       opponent range.
     seed: seed of the bot's random numbers (sampling and rollouts).
@@ -69,6 +64,8 @@ class SoGConfig:
     exact_warm_iterations: iterations of each later query of the same leaf
       (warm-started from its previous solve).
     rollouts: rollouts per history of the rollout value function.
+    checkpoint: path of a CVPN checkpoint (implies value_function "cvpn"
+      when value_function is "auto").
   """
   simulations: int = 100
   expansions_per_update: float = 1.0
@@ -82,6 +79,7 @@ class SoGConfig:
   exact_iterations: int = 200
   exact_warm_iterations: int = 1
   rollouts: int = 8
+  checkpoint: str = ""
 
   @classmethod
   def from_params(cls, params: Mapping[str, Any] | None) -> "SoGConfig":
@@ -112,7 +110,7 @@ class SoGConfig:
     if self.top_k < -1:
       raise ValueError(f"sog: top_k must be -1 (auto), 0 (all) or positive, "
                        f"got {self.top_k}")
-    supported = ("auto",) + value_functions.VALUE_FUNCTIONS
+    supported = ("auto", "cvpn") + value_functions.VALUE_FUNCTIONS
     if self.value_function not in supported:
       raise ValueError(
           f"sog: unknown value_function {self.value_function!r}; supported: "
@@ -121,6 +119,11 @@ class SoGConfig:
       raise ValueError(f"sog: alpha must be in [0, 1], got {self.alpha}")
     if self.c_puct < 0:
       raise ValueError(f"sog: c_puct must be >= 0, got {self.c_puct}")
+    if self.checkpoint and self.value_function not in ("auto", "cvpn"):
+      raise ValueError(
+          f"sog: checkpoint is a cvpn setting; value_function "
+          f"{self.value_function!r} does not use one (drop checkpoint, or "
+          "use value_function=cvpn)")
     for name in ("exact_iterations", "exact_warm_iterations", "rollouts"):
       if getattr(self, name) < 1:
         raise ValueError(f"sog: {name} must be >= 1, got "
@@ -179,28 +182,33 @@ def search_game(game: pyspiel.Game) -> pyspiel.Game:
   return game
 
 
-def resolved_value_function(config: SoGConfig, game: pyspiel.Game,
-                            observer: PublicStateObserver) -> str:
-  """The value function "auto" stands for in `game`."""
+def resolved_value_function(config: SoGConfig, game: pyspiel.Game) -> str:
+  """The value function "auto" stands for in `game`: "cvpn" with a
+  checkpoint or a shipped network, "rollout" (with a notice) otherwise."""
+  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
   if config.value_function != "auto":
     return config.value_function
-  bounded = PublicStateObserver(
-      game, dataclasses.replace(observer.config,
-                                max_public_states=AUTO_EXACT_MAX_PUBLIC_STATES))
-  try:
-    for _ in bounded.walk():
-      pass
-  except PublicTreeTooLarge:
-    print(f"sog: {game} has more than {AUTO_EXACT_MAX_PUBLIC_STATES} public "
-          "states; using the rollout value function", file=sys.stderr)
-    return "rollout"
-  return "exact"
+  if config.checkpoint or cvpn.shipped_checkpoint(game) is not None:
+    return "cvpn"
+  print(f"sog: no trained network ships for {game}; using the rollout value "
+        "function (train one with examples/train.py and pass checkpoint=PATH)",
+        file=sys.stderr)
+  return "rollout"
 
 
 def make_value_function(config: SoGConfig, game: pyspiel.Game,
                         observer: PublicStateObserver
                         ) -> value_functions.ValueFunction:
-  name = resolved_value_function(config, game, observer)
+  name = resolved_value_function(config, game)
+  if name == "cvpn":
+    from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+    path = config.checkpoint or cvpn.shipped_checkpoint(game)
+    if path is None:
+      shipped = ", ".join(cvpn.shipped_games()) or "none"
+      raise ValueError(
+          f"sog: value_function=cvpn needs checkpoint=PATH for {game}; "
+          f"networks ship for: {shipped}")
+    return cvpn.CVPNValueFunction.from_checkpoint(path, game, observer)
   if name == "exact":
     return value_functions.ExactValueFunction(
         game, iterations=config.exact_iterations,

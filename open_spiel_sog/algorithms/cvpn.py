@@ -1,0 +1,584 @@
+"""The counterfactual value-and-policy network (CVPN; DESIGN.md section 7).
+
+f(beta) = (v, p): an MLP over [public features, player 0's normalised range
+over slots, player 1's normalised range over slots] that predicts, for every
+slot of both players, the counterfactual value of the infostate in that slot
+(for the normalised belief, in units of the game's largest absolute utility)
+and policy logits over the game's actions. The prior is the acting player's
+softmax over legal actions at temperature `prior_temperature`.
+
+This is the only module that calls `hk.transform`. Everything network-shaped
+lives here: the encoding of queries and targets into fixed-width arrays
+(`Encoder`), the network and its losses (`CVPN`), jitted batched inference
+with padded bucket sizes (`CVPN.predict`: one compile per bucket, never per
+call), checkpoints (`save_checkpoint` / `load_checkpoint`) and the value
+function GT-CFR and the sog bot use (`CVPNValueFunction`).
+
+Losses: Huber on values (masked to the slots present in the public state),
+cross-entropy on the acting player's policy (masked to present slots and legal
+actions), weighted by `value_weight` and `policy_weight`. Learning rate:
+alpha_t = alpha_0 * d^(t / T_decay) (Table S2), Adam or SGD with momentum.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import zipfile
+from typing import Any, Sequence
+
+import numpy as np
+import pyspiel
+
+from open_spiel_sog.algorithms import value_functions
+from open_spiel_sog.public_state.features import PublicFeatures
+from open_spiel_sog.public_state.features import SlotTable
+from open_spiel_sog.public_state.observer import PublicState
+from open_spiel_sog.public_state.observer import PublicStateObserver
+
+CHECKPOINT_FORMAT = "open_spiel_sog.cvpn/1"
+OPTIMIZERS = ("adam", "sgd")
+_MIN_BUCKET = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class NetworkConfig:
+  """The CVPN and its optimiser (Table S2 names in brackets).
+
+  Attributes:
+    hidden: widths of the MLP's hidden layers.
+    optimizer: "adam" or "sgd" (SGD with momentum 0.9).
+    learning_rate: initial learning rate [alpha_init].
+    lr_decay_rate: [d]; the rate is alpha_init * d^(step / lr_decay_steps).
+    lr_decay_steps: [T_decay].
+    value_weight: weight of the Huber value loss [w_v].
+    policy_weight: weight of the policy cross-entropy [w_p].
+    huber_delta: the Huber loss's delta (values are in units of the largest
+      absolute utility, so 1 is the whole payoff scale).
+    prior_temperature: softmax temperature of the prior policy [T_prior].
+    weight_decay: L2 penalty on the weights (0 disables it).
+  """
+  hidden: tuple[int, ...] = (256, 256, 256)
+  optimizer: str = "adam"
+  learning_rate: float = 1e-3
+  lr_decay_rate: float = 0.5
+  lr_decay_steps: int = 20000
+  value_weight: float = 1.0
+  policy_weight: float = 0.1
+  huber_delta: float = 1.0
+  prior_temperature: float = 1.0
+  weight_decay: float = 0.0
+
+  def validate(self) -> None:
+    if not self.hidden or any(int(h) < 1 for h in self.hidden):
+      raise ValueError(f"cvpn: hidden must be positive widths, got "
+                       f"{self.hidden}")
+    if self.optimizer not in OPTIMIZERS:
+      raise ValueError(f"cvpn: unknown optimizer {self.optimizer!r}; "
+                       f"supported: {', '.join(map(repr, OPTIMIZERS))}")
+    if not self.learning_rate > 0:
+      raise ValueError(f"cvpn: learning_rate must be > 0, got "
+                       f"{self.learning_rate}")
+    if not 0 < self.lr_decay_rate <= 1:
+      raise ValueError(f"cvpn: lr_decay_rate must be in (0, 1], got "
+                       f"{self.lr_decay_rate}")
+    if self.lr_decay_steps < 1:
+      raise ValueError(f"cvpn: lr_decay_steps must be >= 1, got "
+                       f"{self.lr_decay_steps}")
+    if self.value_weight < 0 or self.policy_weight < 0:
+      raise ValueError("cvpn: loss weights must be >= 0")
+    if not self.huber_delta > 0 or not self.prior_temperature > 0:
+      raise ValueError("cvpn: huber_delta and prior_temperature must be > 0")
+    if self.weight_decay < 0:
+      raise ValueError("cvpn: weight_decay must be >= 0")
+
+  def to_json(self) -> dict[str, Any]:
+    d = dataclasses.asdict(self)
+    d["hidden"] = list(self.hidden)
+    return d
+
+  @classmethod
+  def from_json(cls, d: dict[str, Any]) -> "NetworkConfig":
+    fields = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(d) - fields)
+    if unknown:
+      raise ValueError(f"cvpn: unknown network setting(s) {unknown}; "
+                       f"supported: {sorted(fields)}")
+    d = dict(d)
+    if "hidden" in d:
+      d["hidden"] = tuple(int(h) for h in d["hidden"])
+    config = cls(**d)
+    config.validate()
+    return config
+
+
+# --- Encoding ---------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Batch:
+  """Fixed-width arrays of B examples; rows [P] = player 0's slots, then
+  player 1's.
+
+  Attributes:
+    inputs: [B, D] features, then the two normalised ranges over slots.
+    value_target: [B, P] normalised counterfactual values / utility scale.
+    value_mask: [B, P] 1 where the slot is present in the public state.
+    policy_target: [B, P, A] target policy (rows of the acting player).
+    policy_mask: [B, P] 1 where a policy target is given.
+    legal: [B, P, A] 1 on legal actions of the acting player's slots.
+  """
+  inputs: np.ndarray
+  value_target: np.ndarray
+  value_mask: np.ndarray
+  policy_target: np.ndarray
+  policy_mask: np.ndarray
+  legal: np.ndarray
+
+  FIELDS = ("inputs", "value_target", "value_mask", "policy_target",
+            "policy_mask", "legal")
+
+  def __len__(self) -> int:
+    return self.inputs.shape[0]
+
+  @classmethod
+  def concatenate(cls, batches: Sequence["Batch"]) -> "Batch":
+    return cls(*(np.concatenate([getattr(b, f) for b in batches])
+                 for f in cls.FIELDS))
+
+  def take(self, index) -> "Batch":
+    return Batch(*(getattr(self, f)[index] for f in self.FIELDS))
+
+
+class Encoder:
+  """Turns public belief states and targets into fixed-width arrays.
+
+  The input is the public state's features, a one-hot of who acts (player 0,
+  player 1, chance) and each player's range normalised to sum 1, scattered
+  into its slots (`SlotTable`). Per-public-state parts are cached.
+  """
+
+  def __init__(self, observer: PublicStateObserver):
+    self.observer = observer
+    self.game = observer.game
+    self.features = PublicFeatures(observer)
+    self.slots = SlotTable(observer)
+    self.num_slots = (self.slots.num_slots(0), self.slots.num_slots(1))
+    self.num_rows = sum(self.num_slots)
+    self.num_actions = self.game.num_distinct_actions()
+    self.input_size = self.features.size + 3 + self.num_rows
+    self.utility_scale = float(max(abs(self.game.max_utility()),
+                                   abs(self.game.min_utility()))) or 1.0
+    self._cache: dict[int, tuple] = {}
+
+  def spec(self) -> dict[str, Any]:
+    """What a checkpoint must agree with to be used for this game."""
+    return {"input_size": self.input_size, "num_slots": list(self.num_slots),
+            "num_actions": self.num_actions,
+            "utility_scale": self.utility_scale}
+
+  def _static(self, ps: PublicState):
+    key = (id(ps.observer), ps.id)
+    cached = self._cache.get(key)
+    if cached is None:
+      head = np.zeros(self.features.size + 3, dtype=np.float32)
+      head[:self.features.size] = self.features(ps)
+      who = ps.current_player()
+      head[self.features.size + (who if who in (0, 1) else 2)] = 1.0
+      rows = (self.slots.slots(ps, 0),
+              self.num_slots[0] + self.slots.slots(ps, 1))
+      legal = None
+      if ps.is_player_node():
+        q = ps.current_player()
+        legal = np.zeros((len(rows[q]), self.num_actions), dtype=np.float32)
+        for j in range(len(rows[q])):
+          legal[j, ps.legal_actions(j)] = 1.0
+      cached = (head, rows, legal)
+      self._cache[key] = cached
+    return cached
+
+  def rows(self, ps: PublicState) -> tuple[np.ndarray, np.ndarray]:
+    """The rows [n_p] of each player's infostates of `ps`."""
+    return self._static(ps)[1]
+
+  def encode(self, queries: Sequence[value_functions.Query],
+             values: Sequence[Sequence[np.ndarray]] | None = None,
+             policies: Sequence[np.ndarray | None] | None = None) -> Batch:
+    """A Batch for `queries`; with targets when `values` (true, unnormalised
+    counterfactual values per player, as a value function returns them)
+    and/or `policies` ([n_q, A] of the acting player) are given."""
+    n = len(queries)
+    b = Batch(
+        inputs=np.zeros((n, self.input_size), dtype=np.float32),
+        value_target=np.zeros((n, self.num_rows), dtype=np.float32),
+        value_mask=np.zeros((n, self.num_rows), dtype=np.float32),
+        policy_target=np.zeros((n, self.num_rows, self.num_actions),
+                               dtype=np.float32),
+        policy_mask=np.zeros((n, self.num_rows), dtype=np.float32),
+        legal=np.zeros((n, self.num_rows, self.num_actions),
+                       dtype=np.float32))
+    offset = self.features.size + 3
+    b.scales = np.zeros((n, 2))
+    for i, q in enumerate(queries):
+      ps = q.public_state
+      head, rows, legal = self._static(ps)
+      normalised, _, scale = value_functions.normalise_beliefs(ps, q.ranges)
+      b.scales[i] = scale
+      b.inputs[i, :offset] = head
+      for p in range(2):
+        b.inputs[i, offset + rows[p]] = normalised[p]
+        b.value_mask[i, rows[p]] = 1.0
+        if values is not None:
+          s = scale[p] * self.utility_scale
+          if s > 0:
+            b.value_target[i, rows[p]] = np.asarray(values[i][p]) / s
+          else:  # no opponent mass: nothing to learn about these values
+            b.value_mask[i, rows[p]] = 0.0
+      if legal is not None:
+        r = rows[ps.current_player()]
+        b.legal[i, r] = legal
+        if policies is not None and policies[i] is not None:
+          b.policy_target[i, r] = policies[i]
+          b.policy_mask[i, r] = 1.0
+    if values is None:
+      b.value_mask[:] = 0.0
+    return b
+
+
+# --- The network ------------------------------------------------------------
+
+
+def _learning_rate(config: NetworkConfig):
+  import optax  # pylint: disable=g-import-not-at-top
+  return optax.exponential_decay(
+      init_value=config.learning_rate, transition_steps=config.lr_decay_steps,
+      decay_rate=config.lr_decay_rate)
+
+
+def _optimizer(config: NetworkConfig):
+  import optax  # pylint: disable=g-import-not-at-top
+  schedule = _learning_rate(config)
+  if config.optimizer == "adam":
+    return optax.adam(schedule)
+  return optax.sgd(schedule, momentum=0.9)
+
+
+def _bucket(n: int) -> int:
+  size = _MIN_BUCKET
+  while size < n:
+    size *= 2
+  return size
+
+
+class CVPN:
+  """The network for one game: parameters, optimiser, losses, inference."""
+
+  MAX_BUCKET = 4096
+
+  def __init__(self, encoder: Encoder, config: NetworkConfig | None = None):
+    import haiku as hk  # pylint: disable=g-import-not-at-top
+    import jax  # pylint: disable=g-import-not-at-top
+    import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+    import optax  # pylint: disable=g-import-not-at-top
+
+    self.encoder = encoder
+    self.config = config or NetworkConfig()
+    self.config.validate()
+    rows, actions = encoder.num_rows, encoder.num_actions
+    hidden = tuple(int(h) for h in self.config.hidden)
+
+    def forward(inputs):
+      torso = hk.nets.MLP(hidden, activate_final=True, name="torso")(inputs)
+      values = hk.Linear(rows, name="value")(torso)
+      logits = hk.Linear(rows * actions, name="policy")(torso)
+      return values, logits.reshape(inputs.shape[:-1] + (rows, actions))
+
+    self._net = hk.without_apply_rng(hk.transform(forward))
+    self._optimizer = _optimizer(self.config)
+    cfg = self.config
+
+    def masked_log_softmax(logits, legal):
+      logits = jnp.where(legal > 0, logits, -1e9)
+      return jax.nn.log_softmax(logits, axis=-1)
+
+    def loss_fn(params, batch):
+      values, logits = self._net.apply(params, batch["inputs"])
+      err = values - batch["value_target"]
+      huber = optax.losses.huber_loss(err, delta=cfg.huber_delta)
+      vmask = batch["value_mask"]
+      value_loss = jnp.sum(huber * vmask) / jnp.maximum(jnp.sum(vmask), 1.0)
+      logp = masked_log_softmax(logits, batch["legal"])
+      ce = -jnp.sum(batch["policy_target"] * jnp.where(batch["legal"] > 0,
+                                                       logp, 0.0), axis=-1)
+      pmask = batch["policy_mask"]
+      policy_loss = jnp.sum(ce * pmask) / jnp.maximum(jnp.sum(pmask), 1.0)
+      loss = cfg.value_weight * value_loss + cfg.policy_weight * policy_loss
+      if cfg.weight_decay:
+        loss += cfg.weight_decay * sum(
+            jnp.sum(jnp.square(w)) for w in jax.tree_util.tree_leaves(params))
+      return loss, {"loss": loss, "value_loss": value_loss,
+                    "policy_loss": policy_loss}
+
+    def update(params, opt_state, batch):
+      grads, metrics = jax.grad(loss_fn, has_aux=True)(params, batch)
+      updates, opt_state = self._optimizer.update(grads, opt_state, params)
+      return optax.apply_updates(params, updates), opt_state, metrics
+
+    def predict(params, inputs, legal):
+      values, logits = self._net.apply(params, inputs)
+      prior = jax.nn.softmax(
+          jnp.where(legal > 0, logits / cfg.prior_temperature, -1e9), axis=-1)
+      return values, prior
+
+    self._jax = jax
+    self._update = jax.jit(update)
+    self._loss = jax.jit(loss_fn)
+    self._predict = jax.jit(predict)
+    self.params = None
+    self.opt_state = None
+    self.step = 0
+
+  # --- Parameters ------------------------------------------------------------
+
+  def init(self, seed: int = 0) -> None:
+    jax = self._jax
+    dummy = np.zeros((1, self.encoder.input_size), dtype=np.float32)
+    self.params = self._net.init(jax.random.PRNGKey(seed), dummy)
+    self.opt_state = self._optimizer.init(self.params)
+    self.step = 0
+
+  def set_params(self, params) -> None:
+    self.params = params
+
+  def learning_rate(self, step: int | None = None) -> float:
+    return float(_learning_rate(self.config)(self.step if step is None
+                                             else step))
+
+  # --- Training --------------------------------------------------------------
+
+  @staticmethod
+  def _as_dict(batch: Batch) -> dict[str, np.ndarray]:
+    return {f: getattr(batch, f) for f in Batch.FIELDS}
+
+  def train_step(self, batch: Batch) -> dict[str, float]:
+    """One optimiser step on `batch`; returns its losses (before the step)."""
+    if self.params is None:
+      raise ValueError("cvpn: parameters are not initialised (call init or "
+                       "load a checkpoint)")
+    self.params, self.opt_state, metrics = self._update(
+        self.params, self.opt_state, self._as_dict(batch))
+    self.step += 1
+    return {k: float(v) for k, v in metrics.items()}
+
+  def loss(self, batch: Batch) -> dict[str, float]:
+    _, metrics = self._loss(self.params, self._as_dict(batch))
+    return {k: float(v) for k, v in metrics.items()}
+
+  # --- Inference -------------------------------------------------------------
+
+  def predict(self, inputs: np.ndarray, legal: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """(values [B, P] in utility-scale units, prior [B, P, A]); batches are
+    padded to power-of-two buckets so each bucket compiles once."""
+    n = inputs.shape[0]
+    out_v, out_p = [], []
+    for lo in range(0, max(n, 1), self.MAX_BUCKET):
+      chunk = inputs[lo:lo + self.MAX_BUCKET]
+      chunk_legal = legal[lo:lo + self.MAX_BUCKET]
+      m = chunk.shape[0]
+      size = _bucket(m)
+      if size != m:
+        chunk = np.concatenate(
+            [chunk, np.zeros((size - m,) + chunk.shape[1:], chunk.dtype)])
+        chunk_legal = np.concatenate(
+            [chunk_legal,
+             np.zeros((size - m,) + chunk_legal.shape[1:], chunk_legal.dtype)])
+      v, p = self._predict(self.params, chunk, chunk_legal)
+      out_v.append(np.asarray(v)[:m])
+      out_p.append(np.asarray(p)[:m])
+    return np.concatenate(out_v), np.concatenate(out_p)
+
+  def evaluate_batch(self, queries: Sequence[value_functions.Query]
+                     ) -> list[value_functions.Evaluation]:
+    """Evaluations of `queries` in the units GT-CFR uses."""
+    enc = self.encoder
+    batch = enc.encode(queries)
+    values, prior = self.predict(batch.inputs, batch.legal)
+    out = []
+    for i, q in enumerate(queries):
+      ps = q.public_state
+      rows = enc.rows(ps)
+      normalised = [values[i, rows[p]] * enc.utility_scale for p in range(2)]
+      v = value_functions.denormalise_values(normalised, batch.scales[i])
+      policy = None
+      if ps.is_player_node():
+        policy = prior[i, rows[ps.current_player()]].astype(np.float64)
+        policy /= policy.sum(axis=1, keepdims=True)
+      out.append(value_functions.Evaluation(values=(v[0], v[1]),
+                                            policy=policy))
+    return out
+
+
+# --- Checkpoints ------------------------------------------------------------
+
+
+class CheckpointError(ValueError):
+  """A checkpoint that cannot be used (missing, corrupt, another game)."""
+
+
+def _flatten(tree, prefix: str) -> dict[str, np.ndarray]:
+  import jax  # pylint: disable=g-import-not-at-top
+  leaves = jax.tree_util.tree_leaves(tree)
+  return {f"{prefix}/{i:05d}": np.asarray(x) for i, x in enumerate(leaves)}
+
+
+def _unflatten(template, arrays: dict[str, np.ndarray], prefix: str, path):
+  import jax  # pylint: disable=g-import-not-at-top
+  leaves, treedef = jax.tree_util.tree_flatten(template)
+  keys = sorted(k for k in arrays if k.startswith(prefix + "/"))
+  if len(keys) != len(leaves):
+    raise CheckpointError(
+        f"{path}: {prefix} has {len(keys)} arrays, the network expects "
+        f"{len(leaves)} (was it written with other network settings?)")
+  loaded = []
+  for k, leaf in zip(keys, leaves):
+    a = arrays[k]
+    if a.shape != np.shape(leaf):
+      raise CheckpointError(f"{path}: {k} has shape {a.shape}, the network "
+                            f"expects {np.shape(leaf)}")
+    loaded.append(a)
+  return jax.tree_util.tree_unflatten(treedef, loaded)
+
+
+def save_checkpoint(path: str, net: CVPN, *, game: pyspiel.Game | str,
+                    extra: dict[str, Any] | None = None,
+                    include_optimizer: bool = True) -> None:
+  """Writes params, optimiser state, step, network config, game string and
+  `extra` (e.g. the training config) to `path` (.npz), atomically."""
+  if net.params is None:
+    raise ValueError("cvpn: nothing to save, the network has no parameters")
+  meta = {"format": CHECKPOINT_FORMAT, "game": str(game), "step": net.step,
+          "network": net.config.to_json(), "spec": net.encoder.spec(),
+          "extra": extra or {}, "has_optimizer": bool(include_optimizer)}
+  arrays = _flatten(net.params, "params")
+  if include_optimizer:
+    arrays.update(_flatten(net.opt_state, "opt_state"))
+  arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+  directory = os.path.dirname(os.path.abspath(path))
+  os.makedirs(directory, exist_ok=True)
+  tmp = f"{path}.tmp{os.getpid()}"
+  with open(tmp, "wb") as f:
+    np.savez(f, **arrays)
+  os.replace(tmp, path)
+
+
+def read_checkpoint(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+  """(metadata, arrays) of a checkpoint file, with clear errors."""
+  if not os.path.exists(path):
+    raise CheckpointError(f"cvpn checkpoint {path!r} does not exist")
+  try:
+    with open(path, "rb") as f:
+      data = f.read()
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+      arrays = {k: z[k] for k in z.files}
+  except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+    raise CheckpointError(f"{path!r} is not a readable cvpn checkpoint "
+                          f"(corrupt or not an .npz file): {e}") from None
+  if "__meta__" not in arrays:
+    raise CheckpointError(f"{path!r} is not a cvpn checkpoint (no metadata)")
+  try:
+    meta = json.loads(arrays.pop("__meta__").tobytes().decode())
+  except (ValueError, UnicodeDecodeError) as e:
+    raise CheckpointError(f"{path!r}: corrupt checkpoint metadata: {e}"
+                          ) from None
+  if meta.get("format") != CHECKPOINT_FORMAT:
+    raise CheckpointError(f"{path!r}: unsupported checkpoint format "
+                          f"{meta.get('format')!r}; supported: "
+                          f"{CHECKPOINT_FORMAT!r}")
+  return meta, arrays
+
+
+def load_checkpoint(path: str, game: pyspiel.Game | str,
+                    encoder: Encoder | None = None) -> CVPN:
+  """The network stored at `path`, checked against `game`."""
+  meta, arrays = read_checkpoint(path)
+  game = pyspiel.load_game(game) if isinstance(game, str) else game
+  if meta["game"] != str(game):
+    raise CheckpointError(
+        f"checkpoint {path!r} was trained for {meta['game']}, not {game}")
+  if encoder is None:
+    encoder = Encoder(PublicStateObserver(game))
+  if meta["spec"] != encoder.spec():
+    raise CheckpointError(f"checkpoint {path!r} expects inputs/outputs "
+                          f"{meta['spec']}, {game} has {encoder.spec()}")
+  try:
+    config = NetworkConfig.from_json(meta["network"])
+  except (ValueError, TypeError) as e:
+    raise CheckpointError(f"{path!r}: bad network settings: {e}") from None
+  net = CVPN(encoder, config)
+  net.init(0)
+  net.params = _unflatten(net.params, arrays, "params", path)
+  if meta.get("has_optimizer"):
+    net.opt_state = _unflatten(net.opt_state, arrays, "opt_state", path)
+  net.step = int(meta["step"])
+  net.metadata = meta
+  return net
+
+
+# --- Shipped networks -------------------------------------------------------
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
+
+
+def shipped_checkpoint_name(game: pyspiel.Game | str) -> str:
+  """The file name a shipped network for `game` has in `data/`."""
+  name = str(game)
+  for c in "()=, ":
+    name = name.replace(c, "_")
+  return name.strip("_") + ".npz"
+
+
+def shipped_games() -> list[str]:
+  """The games a network ships for (their load_game strings)."""
+  out = []
+  for name in sorted(os.listdir(DATA_DIR)) if os.path.isdir(DATA_DIR) else []:
+    if name.endswith(".npz"):
+      try:
+        meta, _ = read_checkpoint(os.path.join(DATA_DIR, name))
+      except CheckpointError:
+        continue
+      out.append(meta["game"])
+  return out
+
+
+def shipped_checkpoint(game: pyspiel.Game | str) -> str | None:
+  """The path of the shipped network for `game`, or None."""
+  path = os.path.join(DATA_DIR, shipped_checkpoint_name(game))
+  return path if os.path.exists(path) else None
+
+
+# --- The value function -----------------------------------------------------
+
+
+class CVPNValueFunction(value_functions.ValueFunction):
+  """GT-CFR leaf values and priors from a CVPN (one batched call per
+  evaluate)."""
+
+  name = "cvpn"
+
+  def __init__(self, net: CVPN):
+    self.net = net
+
+  @classmethod
+  def from_checkpoint(cls, path: str, game: pyspiel.Game,
+                      observer: PublicStateObserver | None = None
+                      ) -> "CVPNValueFunction":
+    encoder = Encoder(observer) if observer is not None else None
+    return cls(load_checkpoint(path, game, encoder))
+
+  def evaluate(self, queries):
+    if not queries:
+      return []
+    return self.net.evaluate_batch(queries)

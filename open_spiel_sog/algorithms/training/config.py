@@ -1,0 +1,135 @@
+"""Settings of sound self-play training (Algorithm 2 and Table S2)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from open_spiel_sog.algorithms.cvpn import NetworkConfig
+
+BACKENDS = ("inline", "process", "ray")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+  """Everything a training run needs (Table S2 names in brackets).
+
+  Attributes:
+    game: the game's string (pyspiel.load_game accepts it).
+    steps: gradient updates to run in total (a resumed run continues to it).
+    actor_simulations, actor_expansions_per_update: SoG(s, c) of the
+      actors' re-solving searches.
+    solver_simulations, solver_expansions_per_update: SoG(s, c) of the query
+      solvers' searches.
+    actors, solvers: worker processes (backend "process" or "ray").
+    backend: "inline" (one process: play, solve and learn in turn; for tests
+      and debugging), "process" (multiprocessing, spawn) or "ray".
+    batch_size: examples per gradient update.
+    replay_size: sliding-window replay buffer capacity [replay buffer size].
+    min_replay: examples in the buffer before learning starts.
+    max_updates_per_example: learning waits for data once steps * batch_size
+      exceeds this many uses per example added [max grad updates per example].
+    q_search: queries pushed per actor search, on average [q_search].
+    q_recursive: queries pushed per solver search, on average [q_recursive].
+    p_td1: probability that a main-line public state gets a TD(1) value
+      target from the game's outcome [p_td1].
+    epsilon: uniform mix of the self-play policy [epsilon].
+    resign_threshold: resign when the acting player's expected value at its
+      infostate (in utility units) is below this; None disables resigning.
+    p_no_resign: share of games played to the end even with resigning on.
+    greedy_after: play greedily after this many moves (0: never).
+    max_moves: cap on moves per self-play game (0: unlimited).
+    search_opponent_nodes: each seat also re-solves at the other's decisions
+      (as the sog bot does).
+    alpha: the re-solving gadget's mix with the previous opponent range.
+    max_queued_queries: the query queue's capacity (new queries are dropped
+      when it is full).
+    publish_every: the learner publishes parameters to the workers every this
+      many steps.
+    checkpoint: where to write checkpoints ("" for nowhere).
+    checkpoint_every: steps between checkpoints (the final one is always
+      written); 0 writes only the final one.
+    keep_checkpoints: also keep a copy of every periodic checkpoint as
+      PATH.step-N.npz.
+    seed: seed of the network initialisation and all sampling.
+    network: the CVPN and optimiser settings.
+  """
+  game: str = "kuhn_poker"
+  steps: int = 1000
+  actor_simulations: int = 50
+  actor_expansions_per_update: float = 1.0
+  solver_simulations: int = 50
+  solver_expansions_per_update: float = 1.0
+  actors: int = 1
+  solvers: int = 1
+  backend: str = "process"
+  batch_size: int = 128
+  replay_size: int = 100_000
+  min_replay: int = 256
+  max_updates_per_example: float = 10.0
+  q_search: float = 1.0
+  q_recursive: float = 0.2
+  p_td1: float = 0.0
+  epsilon: float = 0.1
+  resign_threshold: float | None = None
+  p_no_resign: float = 0.2
+  greedy_after: int = 0
+  max_moves: int = 0
+  search_opponent_nodes: bool = True
+  alpha: float = 0.5
+  max_queued_queries: int = 10_000
+  publish_every: int = 50
+  checkpoint: str = ""
+  checkpoint_every: int = 0
+  keep_checkpoints: bool = False
+  seed: int = 0
+  network: NetworkConfig = NetworkConfig()
+
+  def validate(self) -> None:
+    def positive(name, strict=True):
+      value = getattr(self, name)
+      if (value <= 0) if strict else (value < 0):
+        raise ValueError(f"train: {name} must be {'>' if strict else '>='} 0, "
+                         f"got {value}")
+    for name in ("steps", "batch_size", "replay_size", "actor_simulations",
+                 "solver_simulations", "actor_expansions_per_update",
+                 "solver_expansions_per_update", "max_updates_per_example",
+                 "max_queued_queries", "publish_every"):
+      positive(name)
+    for name in ("min_replay", "q_search", "q_recursive", "greedy_after",
+                 "max_moves", "checkpoint_every"):
+      positive(name, strict=False)
+    if self.backend not in BACKENDS:
+      raise ValueError(f"train: unknown backend {self.backend!r}; supported: "
+                       f"{', '.join(map(repr, BACKENDS))}")
+    if self.backend != "inline" and (self.actors < 1 or self.solvers < 0):
+      raise ValueError("train: needs at least one actor and zero or more "
+                       f"solvers, got actors={self.actors}, "
+                       f"solvers={self.solvers}")
+    for name in ("p_td1", "epsilon", "p_no_resign", "alpha"):
+      if not 0.0 <= getattr(self, name) <= 1.0:
+        raise ValueError(f"train: {name} must be in [0, 1], got "
+                         f"{getattr(self, name)}")
+    if self.min_replay > self.replay_size:
+      raise ValueError("train: min_replay exceeds replay_size")
+    self.network.validate()
+
+  def to_json(self) -> dict[str, Any]:
+    d = dataclasses.asdict(self)
+    d["network"] = self.network.to_json()
+    return d
+
+  @classmethod
+  def from_json(cls, d: dict[str, Any]) -> "TrainConfig":
+    d = dict(d)
+    fields = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(d) - fields)
+    if unknown:
+      raise ValueError(f"train: unknown setting(s) {unknown}")
+    if "network" in d:
+      d["network"] = NetworkConfig.from_json(d["network"])
+    return cls(**d)
+
+  def dumps(self) -> str:
+    return json.dumps(self.to_json(), sort_keys=True)

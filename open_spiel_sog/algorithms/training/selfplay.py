@@ -1,0 +1,247 @@
+"""Sound self-play actors and query solvers (Algorithm 2; DESIGN.md section 8).
+
+`Worker` holds one game's observer, encoder, network and search settings and
+does the two kinds of work of Algorithm 2, whatever process runs it:
+
+- `play_game()`: a self-play game in which every decision is made by the
+  re-solving search of the acting seat (each seat keeps its own summaries and,
+  as the sog bot, also re-solves at the other seat's decisions). The acting
+  seat's searched policy at its public state is a policy target; each search
+  pushes on average `q_search` of its leaf queries; with probability `p_td1`
+  a main-line public state also gets the game's outcome as a value target of
+  the infostates actually held.
+- `solve(query)`: GT-CFR from the query's public belief state (no gadget: the
+  ranges are given); the root's counterfactual values are the value target,
+  the root policy (at decision nodes) the policy target, and on average
+  `q_recursive` of the solver's own queries go back to the queue.
+
+Queries travel between processes as `QueryMessage`s (a history that reaches
+the public state, and the two ranges); examples travel already encoded
+(`cvpn.Batch`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import numpy as np
+import pyspiel
+
+from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms import gt_cfr
+from open_spiel_sog.algorithms import resolving
+from open_spiel_sog.algorithms.training.config import TrainConfig
+from open_spiel_sog.algorithms.value_functions import Query
+from open_spiel_sog.bots import sog
+from open_spiel_sog.public_state.observer import PublicState
+from open_spiel_sog.public_state.observer import PublicStateObserver
+
+
+@dataclasses.dataclass
+class QueryMessage:
+  """A query in a form that pickles: a history reaching its public state."""
+  history: tuple[int, ...]
+  ranges: tuple[np.ndarray, np.ndarray]
+
+
+@dataclasses.dataclass
+class WorkStats:
+  games: int = 0
+  searches: int = 0
+  solves: int = 0
+  queries_pushed: int = 0
+  examples: int = 0
+
+
+def _pick(rng: np.random.Generator, items: Sequence, mean: float) -> list:
+  """On average `mean` items, uniformly without replacement."""
+  if not items or mean <= 0:
+    return []
+  count = int(mean) + int(rng.random() < mean - int(mean))
+  count = min(count, len(items))
+  return [items[i] for i in rng.choice(len(items), size=count, replace=False)]
+
+
+def _policy_array(result: gt_cfr.SearchResult, ps: PublicState,
+                  num_actions: int) -> np.ndarray:
+  out = np.zeros((ps.num_infostates(ps.current_player()), num_actions))
+  for j, probs in enumerate(result.policy(ps)):
+    for a, p in probs.items():
+      out[j, a] = p
+  total = out.sum(axis=1, keepdims=True)
+  return out / np.where(total > 0, total, 1.0)
+
+
+class Worker:
+  """Actor and solver work for one game (see the module docstring)."""
+
+  def __init__(self, config: TrainConfig, net: cvpn.CVPN | None = None,
+               seed: int = 0):
+    self.config = config
+    self.game = sog.search_game(pyspiel.load_game(config.game))
+    if net is None:
+      observer = PublicStateObserver(self.game)
+      net = cvpn.CVPN(cvpn.Encoder(observer), config.network)
+      net.init(config.seed)
+    self.net = net
+    self.observer = net.encoder.observer
+    self.encoder = net.encoder
+    self.value_fn = cvpn.CVPNValueFunction(net)
+    self.rng = np.random.default_rng([config.seed, seed])
+    self.num_actions = self.game.num_distinct_actions()
+    perfect = (self.game.get_type().information ==
+               pyspiel.GameType.Information.PERFECT_INFORMATION)
+    self._top_k = 1 if perfect else 0
+    self.stats = WorkStats()
+
+  def _search_config(self, simulations, expansions) -> gt_cfr.GTCFRConfig:
+    return gt_cfr.GTCFRConfig(simulations=simulations,
+                              expansions_per_update=expansions,
+                              top_k=self._top_k, record_queries=True)
+
+  def set_params(self, params) -> None:
+    self.net.set_params(params)
+
+  # --- Messages --------------------------------------------------------------
+
+  def message(self, query: Query) -> QueryMessage:
+    h = query.public_state.histories[0]
+    return QueryMessage(tuple(h.history()),
+                        (np.asarray(query.ranges[0], dtype=np.float32),
+                         np.asarray(query.ranges[1], dtype=np.float32)))
+
+  def query(self, message: QueryMessage) -> Query:
+    state = self.game.new_initial_state()
+    for a in message.history:
+      state.apply_action(a)
+    ps, _ = self.observer.public_state_of(state)
+    return Query(ps, tuple(np.asarray(r, dtype=np.float64)
+                           for r in message.ranges))
+
+  # --- Actor -----------------------------------------------------------------
+
+  def play_game(self) -> tuple[cvpn.Batch, list[QueryMessage]]:
+    """One sound self-play game: (examples, queries to solve)."""
+    cfg = self.config
+    rcfg = resolving.ResolveConfig(
+        search=self._search_config(cfg.actor_simulations,
+                                   cfg.actor_expansions_per_update),
+        alpha=cfg.alpha)
+    resolvers = [resolving.Resolver(self.observer, i, self.value_fn, rcfg,
+                                    rng=self.rng) for i in range(2)]
+    may_resign = (cfg.resign_threshold is not None
+                  and self.rng.random() >= cfg.p_no_resign)
+    state = self.game.new_initial_state()
+    policy_queries, policy_targets = [], []
+    main_line: list[tuple[Query, int, int]] = []  # (query, infostates)
+    pushed: list[QueryMessage] = []
+    moves = 0
+    while not state.is_terminal():
+      if cfg.max_moves and moves >= cfg.max_moves:
+        break
+      if state.is_chance_node():
+        actions, probs = zip(*state.chance_outcomes())
+        state.apply_action(int(actions[self.rng.choice(len(actions),
+                                                       p=probs)]))
+        continue
+      ps, h = self.observer.public_state_of(state)
+      q = ps.current_player()
+      acting = None
+      for i in range(2):
+        if i != q and not cfg.search_opponent_nodes:
+          continue
+        result = resolvers[i].search(ps)
+        self.stats.searches += 1
+        pushed.extend(self.message(x)
+                      for x in _pick(self.rng, result.queries, cfg.q_search))
+        if i == q:
+          acting = result
+      summary = acting.summaries[ps.id]
+      query = Query(ps, summary.ranges)
+      policy = _policy_array(acting, ps, self.num_actions)
+      policy_queries.append(query)
+      policy_targets.append(policy)
+      j0 = int(ps.history_infostate[0][h])
+      j1 = int(ps.history_infostate[1][h])
+      main_line.append((query, j0, j1))
+      j = (j0, j1)[q]
+      if may_resign and self._expected_value(ps, summary, q, j) < (
+          cfg.resign_threshold):
+        break
+      probs = policy[j]
+      legal = state.legal_actions()
+      mixed = np.zeros(self.num_actions)
+      mixed[legal] = (1 - cfg.epsilon) * probs[legal] + cfg.epsilon / len(
+          legal)
+      if cfg.greedy_after and moves >= cfg.greedy_after:
+        action = int(np.argmax(mixed))
+      else:
+        action = int(self.rng.choice(self.num_actions, p=mixed / mixed.sum()))
+      state.apply_action(action)
+      moves += 1
+    self.stats.games += 1
+    batches = [self.encoder.encode(policy_queries, policies=policy_targets)]
+    batches[0].value_mask[:] = 0.0
+    if state.is_terminal() and cfg.p_td1 > 0:
+      returns = state.returns()
+      for query, j0, j1 in main_line:
+        if self.rng.random() < cfg.p_td1:
+          batches.append(self._td1_example(query, (j0, j1), returns))
+    batch = cvpn.Batch.concatenate(batches)
+    self.stats.examples += len(batch)
+    self.stats.queries_pushed += len(pushed)
+    return batch, pushed
+
+  def _expected_value(self, ps, summary, q, j) -> float:
+    """The acting player's expected utility at its infostate j."""
+    o = 1 - q
+    mask = ps.history_infostate[q] == j
+    mass = float(np.sum(ps.chance_reach[mask] *
+                        summary.ranges[o][ps.history_infostate[o][mask]]))
+    return float(summary.values[q][j]) / mass if mass > 0 else 0.0
+
+  def _td1_example(self, query: Query, held, returns) -> cvpn.Batch:
+    """The outcome as the value of the infostates held (others masked)."""
+    ps = query.public_state
+    values = []
+    for p in range(2):
+      o = 1 - p
+      mask = ps.history_infostate[p] == held[p]
+      mass = float(np.sum(ps.chance_reach[mask] * query.ranges[o][
+          ps.history_infostate[o][mask]]))
+      v = np.zeros(ps.num_infostates(p))
+      v[held[p]] = returns[p] * mass
+      values.append(v)
+    batch = self.encoder.encode([query], values=[values])
+    rows = self.encoder.rows(ps)
+    batch.value_mask[:] = 0.0
+    for p in range(2):
+      batch.value_mask[0, rows[p][held[p]]] = 1.0
+    return batch
+
+  # --- Query solver ----------------------------------------------------------
+
+  def solve(self, messages: Sequence[QueryMessage]
+            ) -> tuple[cvpn.Batch, list[QueryMessage]]:
+    """Value (and policy) targets for queries: (examples, recursive queries)."""
+    cfg = self.config
+    search = self._search_config(cfg.solver_simulations,
+                                 cfg.solver_expansions_per_update)
+    queries, values, policies, pushed = [], [], [], []
+    for message in messages:
+      query = self.query(message)
+      ps = query.public_state
+      result = gt_cfr.GTCFR(ps, self.value_fn, search, ranges=query.ranges,
+                            rng=self.rng).run()
+      self.stats.solves += 1
+      queries.append(query)
+      values.append(result.root_values)
+      policies.append(_policy_array(result, ps, self.num_actions)
+                      if ps.is_player_node() else None)
+      pushed.extend(self.message(x)
+                    for x in _pick(self.rng, result.queries, cfg.q_recursive))
+    batch = self.encoder.encode(queries, values=values, policies=policies)
+    self.stats.examples += len(batch)
+    self.stats.queries_pushed += len(pushed)
+    return batch, pushed

@@ -16,7 +16,7 @@ $(PY):
 # so build requirements are installed first and the build is not isolated.
 $(STAMP): $(PY) setup.py pyproject.toml open_spiel_sog/_native/shim.cc
 	$(PY) -m pip install --quiet "setuptools>=64" wheel pybind11==3.1.0 open_spiel==2.0.2
-	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,progress]"
+	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,progress,plot]"
 	touch $(STAMP)
 
 install: $(STAMP)

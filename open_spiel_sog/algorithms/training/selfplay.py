@@ -94,6 +94,7 @@ class Worker:
                pyspiel.GameType.Information.PERFECT_INFORMATION)
     self._top_k = 1 if perfect else 0
     self.stats = WorkStats()
+    self.index = 0
 
   def _search_config(self, simulations, expansions) -> gt_cfr.GTCFRConfig:
     return gt_cfr.GTCFRConfig(simulations=simulations,

@@ -74,7 +74,9 @@ def worker_loop(role: str, worker: selfplay.Worker, channel,
       if message is None:
         continue
       batch, pushed = worker.solve([message])
-    channel.put_examples(batch, dataclasses.asdict(worker.stats))
+    stats = dataclasses.asdict(worker.stats)
+    stats["worker"] = f"{role}-{worker.index}"
+    channel.put_examples(batch, stats)
     channel.put_queries(pushed)
 
 
@@ -126,8 +128,8 @@ def _process_main(role: str, index: int, config_json: dict, param_path: str,
                   query_queue, example_queue, stop_event) -> None:
   _limit_threads()
   config = TrainConfig.from_json(config_json)
-  worker = selfplay.Worker(config, seed=1 + index + (0 if role == "actor"
-                                                     else 1000))
+  worker = selfplay.Worker(config, seed=1 + index)
+  worker.index = index
   channel = _FileChannel(query_queue, example_queue, param_path,
                          worker.net.params, config.solvers)
   # Wait for the learner's first parameters.
@@ -227,8 +229,10 @@ class ProcessBackend:
         break
       timeout = 0.0
       out.append(cvpn.Batch(*(arrays[f] for f in cvpn.Batch.FIELDS)))
-      self._worker_stats[id(stats) if "pid" not in stats else stats["pid"]
-                         ] = stats
+      self._worker_stats[stats.pop("worker")] = stats
+    if self._worker_stats:
+      self.stats = {k: sum(s[k] for s in self._worker_stats.values())
+                    for k in next(iter(self._worker_stats.values()))}
     dead = [p for p in self.processes if not p.is_alive()]
     if dead:
       self.stop()

@@ -1,0 +1,207 @@
+r"""Trains a CVPN by sound self-play (Algorithm 2 of the SoG paper).
+
+    python examples/train.py --game=kuhn_poker --steps=2000 \
+        --checkpoint=/tmp/kuhn.npz --eval_every=500
+
+Actors play self-play games with SoG(actor_simulations,
+actor_expansions_per_update) re-solving at every decision; query solvers run
+SoG(solver_simulations, solver_expansions_per_update) from the queries for
+value targets; the learner trains the network on a sliding-window replay
+buffer. For games small enough for OpenSpiel's exact exploitability,
+`--eval_every` measures SoG's exploitability with the current network and
+writes it to `--eval_csv` and `--eval_png`. With the tensorflow extra
+installed, `--tensorboard_dir` gets TensorBoard summaries. `--resume`
+continues from `--checkpoint`. `--json` prints a summary as the last line.
+
+The shipped networks in open_spiel_sog/data/ were made with the commands in
+README.md ("Shipped networks").
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from absl import app
+from absl import flags
+
+from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.training import BACKENDS
+from open_spiel_sog.algorithms.training import EvalConfig
+from open_spiel_sog.algorithms.training import TrainConfig
+from open_spiel_sog.algorithms.training import Trainer
+
+_D = TrainConfig()
+_N = cvpn.NetworkConfig()
+
+_GAME = flags.DEFINE_string("game", _D.game, "Game string for load_game.")
+_STEPS = flags.DEFINE_integer("steps", _D.steps, "Gradient updates in total.")
+_ACTOR_S = flags.DEFINE_integer(
+    "actor_simulations", _D.actor_simulations,
+    "s of the actors' SoG(s, c) searches.")
+_ACTOR_C = flags.DEFINE_float(
+    "actor_expansions_per_update", _D.actor_expansions_per_update,
+    "c of the actors' SoG(s, c) searches.")
+_SOLVER_S = flags.DEFINE_integer(
+    "solver_simulations", _D.solver_simulations,
+    "s of the query solvers' SoG(s, c) searches.")
+_SOLVER_C = flags.DEFINE_float(
+    "solver_expansions_per_update", _D.solver_expansions_per_update,
+    "c of the query solvers' SoG(s, c) searches.")
+_ACTORS = flags.DEFINE_integer("actors", _D.actors, "Actor workers.")
+_SOLVERS = flags.DEFINE_integer("solvers", _D.solvers,
+                                "Query solver workers (0: no value targets "
+                                "from queries).")
+_BACKEND = flags.DEFINE_enum(
+    "backend", _D.backend, list(BACKENDS),
+    "inline: one process; process: multiprocessing workers; ray: Ray actors "
+    "(pip install 'open_spiel_sog[ray]').")
+_BATCH = flags.DEFINE_integer("batch_size", _D.batch_size,
+                              "Examples per gradient update.")
+_REPLAY = flags.DEFINE_integer("replay_size", _D.replay_size,
+                               "Sliding-window replay buffer capacity.")
+_MIN_REPLAY = flags.DEFINE_integer("min_replay", _D.min_replay,
+                                   "Examples before learning starts.")
+_MAX_UPDATES = flags.DEFINE_float(
+    "max_updates_per_example", _D.max_updates_per_example,
+    "Learning waits for data beyond this many uses per example.")
+_Q_SEARCH = flags.DEFINE_float("q_search", _D.q_search,
+                               "Queries pushed per actor search, on average.")
+_Q_RECURSIVE = flags.DEFINE_float(
+    "q_recursive", _D.q_recursive,
+    "Queries pushed per solver search, on average.")
+_P_TD1 = flags.DEFINE_float("p_td1", _D.p_td1,
+                            "Probability of a TD(1) value target per main-line"
+                            " public state.")
+_EPSILON = flags.DEFINE_float("epsilon", _D.epsilon,
+                              "Uniform mix of the self-play policy.")
+_RESIGN = flags.DEFINE_float(
+    "resign_threshold", None,
+    "Resign below this expected value (utility units); unset: never resign.")
+_P_NO_RESIGN = flags.DEFINE_float("p_no_resign", _D.p_no_resign,
+                                  "Share of games played out with resigning "
+                                  "on.")
+_MAX_MOVES = flags.DEFINE_integer("max_moves", _D.max_moves,
+                                  "Moves per self-play game (0: unlimited).")
+_GREEDY_AFTER = flags.DEFINE_integer(
+    "greedy_after", _D.greedy_after, "Play greedily after this many moves "
+    "(0: never).")
+_PUBLISH = flags.DEFINE_integer("publish_every", _D.publish_every,
+                                "Steps between parameter publications.")
+_SEED = flags.DEFINE_integer("seed", _D.seed, "Seed of the run.")
+_HIDDEN = flags.DEFINE_list("hidden", [str(h) for h in _N.hidden],
+                            "Hidden layer widths of the MLP.")
+_OPTIMIZER = flags.DEFINE_enum("optimizer", _N.optimizer,
+                               list(cvpn.OPTIMIZERS), "Optimiser.")
+_LR = flags.DEFINE_float("learning_rate", _N.learning_rate,
+                         "Initial learning rate alpha_0.")
+_LR_DECAY = flags.DEFINE_float("lr_decay_rate", _N.lr_decay_rate,
+                               "d in alpha_0 * d^(t / T_decay).")
+_LR_STEPS = flags.DEFINE_integer("lr_decay_steps", _N.lr_decay_steps,
+                                 "T_decay in alpha_0 * d^(t / T_decay).")
+_VALUE_W = flags.DEFINE_float("value_weight", _N.value_weight,
+                              "Weight of the value (Huber) loss.")
+_POLICY_W = flags.DEFINE_float("policy_weight", _N.policy_weight,
+                               "Weight of the policy (cross-entropy) loss.")
+_PRIOR_T = flags.DEFINE_float("prior_temperature", _N.prior_temperature,
+                              "Softmax temperature of the prior policy.")
+_CHECKPOINT = flags.DEFINE_string("checkpoint", "",
+                                  "Where to write the checkpoint (.npz).")
+_CHECKPOINT_EVERY = flags.DEFINE_integer(
+    "checkpoint_every", 0, "Steps between checkpoints (0: only at the end).")
+_KEEP = flags.DEFINE_bool("keep_checkpoints", False,
+                          "Keep every periodic checkpoint as "
+                          "PATH.step-N.npz.")
+_RESUME = flags.DEFINE_bool("resume", False,
+                            "Continue from --checkpoint.")
+_EVAL_EVERY = flags.DEFINE_integer(
+    "eval_every", 0, "Steps between exact exploitability measurements of SoG "
+    "with the current network (small games; 0: never).")
+_EVAL_S = flags.DEFINE_integer("eval_simulations", 100,
+                               "s of the evaluated SoG(s, 1).")
+_EVAL_SEEDS = flags.DEFINE_list("eval_seeds", ["0"],
+                                "Seeds of each exploitability measurement.")
+_EVAL_CSV = flags.DEFINE_string("eval_csv", "",
+                                "CSV of (step, seconds, examples, loss, "
+                                "exploitability).")
+_EVAL_PNG = flags.DEFINE_string("eval_png", "",
+                                "PNG plot of exploitability against steps.")
+_TENSORBOARD = flags.DEFINE_string(
+    "tensorboard_dir", "", "TensorBoard summaries (needs tensorflow).")
+_PROGRESS = flags.DEFINE_bool("progress", True, "Show a progress bar.")
+_JSON = flags.DEFINE_bool("json", False,
+                          "Print a JSON summary as the last line.")
+
+
+class _TensorBoard:
+  """TensorBoard summaries through tensorflow, imported only here."""
+
+  def __init__(self, logdir: str):
+    try:
+      import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    except ImportError:
+      raise SystemExit("--tensorboard_dir needs tensorflow: pip install "
+                       "'open_spiel_sog[tensorboard]'") from None
+    self._tf = tf
+    self._writer = tf.summary.create_file_writer(logdir)
+
+  def scalar(self, name: str, value: float, step: int) -> None:
+    with self._writer.as_default():
+      self._tf.summary.scalar(name, value, step=step)
+
+
+def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
+  try:
+    hidden = tuple(int(h) for h in _HIDDEN.value)
+    seeds = tuple(int(s) for s in _EVAL_SEEDS.value)
+  except ValueError as e:
+    raise SystemExit(f"--hidden and --eval_seeds take integers: {e}") from None
+  network = cvpn.NetworkConfig(
+      hidden=hidden, optimizer=_OPTIMIZER.value,
+      learning_rate=_LR.value, lr_decay_rate=_LR_DECAY.value,
+      lr_decay_steps=_LR_STEPS.value, value_weight=_VALUE_W.value,
+      policy_weight=_POLICY_W.value, prior_temperature=_PRIOR_T.value)
+  config = TrainConfig(
+      game=_GAME.value, steps=_STEPS.value,
+      actor_simulations=_ACTOR_S.value,
+      actor_expansions_per_update=_ACTOR_C.value,
+      solver_simulations=_SOLVER_S.value,
+      solver_expansions_per_update=_SOLVER_C.value,
+      actors=_ACTORS.value, solvers=_SOLVERS.value, backend=_BACKEND.value,
+      batch_size=_BATCH.value, replay_size=_REPLAY.value,
+      min_replay=_MIN_REPLAY.value,
+      max_updates_per_example=_MAX_UPDATES.value, q_search=_Q_SEARCH.value,
+      q_recursive=_Q_RECURSIVE.value, p_td1=_P_TD1.value,
+      epsilon=_EPSILON.value, resign_threshold=_RESIGN.value,
+      p_no_resign=_P_NO_RESIGN.value, greedy_after=_GREEDY_AFTER.value,
+      max_moves=_MAX_MOVES.value, publish_every=_PUBLISH.value,
+      checkpoint=_CHECKPOINT.value, checkpoint_every=_CHECKPOINT_EVERY.value,
+      keep_checkpoints=_KEEP.value, seed=_SEED.value, network=network)
+  evaluation = EvalConfig(every=_EVAL_EVERY.value,
+                          simulations=_EVAL_S.value, seeds=seeds,
+                          csv=_EVAL_CSV.value, png=_EVAL_PNG.value)
+  return config, evaluation
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  config, evaluation = config_from_flags()
+  writer = _TensorBoard(_TENSORBOARD.value) if _TENSORBOARD.value else None
+  try:
+    trainer = Trainer(config, resume=_RESUME.value, evaluation=evaluation,
+                      progress=_PROGRESS.value, summary_writer=writer)
+  except (ValueError, cvpn.CheckpointError) as e:
+    print(f"train: {e}", file=sys.stderr)
+    return 2
+  summary = trainer.run()
+  print(f"trained {summary['game']} to step {summary['steps']} in "
+        f"{summary['seconds']:.0f} s ({summary['examples']} examples); "
+        f"checkpoint: {summary['checkpoint']}", file=sys.stderr)
+  if _JSON.value:
+    print(json.dumps(summary, default=float))
+  return 0
+
+
+if __name__ == "__main__":
+  app.run(main)

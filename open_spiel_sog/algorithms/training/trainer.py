@@ -318,6 +318,10 @@ class Trainer:
     else:
       self.net = cvpn.CVPN(encoder, config.network)
       self.net.init(config.seed)
+    extra = getattr(self.net, "metadata", {}).get("extra", {})
+    self._previous_seconds = float(extra.get("train_seconds", 0.0))
+    self._previous_examples = int(extra.get("examples", 0))
+    self._started = None
     self.buffer = ReplayBuffer(config.replay_size)
     self.rng = np.random.default_rng([config.seed, 7])
     self.history: list[dict[str, Any]] = []
@@ -325,8 +329,13 @@ class Trainer:
   def save(self, path: str | None = None) -> None:
     path = path or self.config.checkpoint
     if path:
+      seconds = self._previous_seconds + (
+          time.perf_counter() - self._started if self._started else 0.0)
       cvpn.save_checkpoint(path, self.net, game=self.game,
-                           extra={"train": self.config.to_json()})
+                           extra={"train": self.config.to_json(),
+                                  "train_seconds": round(seconds, 1),
+                                  "examples": self._previous_examples +
+                                              self.buffer.added})
 
   def evaluate(self) -> dict[str, Any]:
     """Exact exploitability of SoG(eval.simulations, 1) with the network."""
@@ -368,7 +377,7 @@ class Trainer:
     cfg = self.config
     ev = self.evaluation
     backend = make_backend(cfg, self.net)
-    started = time.perf_counter()
+    started = self._started = time.perf_counter()
     losses = collections.deque(maxlen=100)
     used = 0  # examples drawn by this run's minibatches
     start_step = self.net.step

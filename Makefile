@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.open_spiel_sog-installed
 
-.PHONY: install run test bench bazel-test clean
+.PHONY: install run test test-ray bench bazel-test clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ run: install
 
 test: install
 	$(PY) -m pytest -q tests
+
+# The ray backend's tests (marked `ray`, deselected by `make test`); installs
+# the optional ray extra's package first.
+test-ray: install
+	$(PY) -m pip install --quiet "ray"
+	$(PY) -m pytest -q -m ray tests
 
 bench: install
 	$(PY) benchmarks/public_tree_cfr_vs_openspiel.py --game=leduc_poker --iterations=1000 --repeats=5

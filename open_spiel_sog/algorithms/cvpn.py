@@ -570,6 +570,68 @@ class CVPNValueFunction(value_functions.ValueFunction):
 
   def __init__(self, net: CVPN):
     self.net = net
+    self._packed_cache: dict = {}
+
+  _MAX_PACKED_CACHE = 256
+
+  def _packed_arrays(self, packed: value_functions.PackedQueries):
+    key = packed.key
+    cached = self._packed_cache.get(key) if key is not None else None
+    if cached is not None:
+      return cached
+    enc = self.net.encoder
+    num = len(packed)
+    sizes = packed.sizes
+    heads, rows, chance, legal_rows = [], ([], []), [], []
+    for ps in packed.public_states:
+      head, r, legal = enc._static(ps)  # pylint: disable=protected-access
+      heads.append(head)
+      rows[0].append(r[0])
+      rows[1].append(r[1])
+      chance.append(float(ps.chance_reach.sum()))
+      legal_rows.append((r[ps.current_player()], legal) if legal is not None
+                        else None)
+    entry_query = tuple(np.repeat(np.arange(num), sizes[p]) for p in range(2))
+    row_index = tuple(np.concatenate(rows[p]) if num else
+                      np.zeros(0, np.int64) for p in range(2))
+    legal = np.zeros((num, enc.num_rows, enc.num_actions), dtype=np.float32)
+    for i, lr in enumerate(legal_rows):
+      if lr is not None:
+        legal[i, lr[0]] = lr[1]
+    cached = (np.stack(heads) if num else None, entry_query, row_index,
+              np.asarray(chance), legal, legal_rows)
+    if key is not None:
+      if len(self._packed_cache) >= self._MAX_PACKED_CACHE:
+        self._packed_cache.clear()
+      self._packed_cache[key] = cached
+    return cached
+
+  def evaluate_packed(self, packed: value_functions.PackedQueries):
+    if not len(packed):
+      return (np.zeros(0), np.zeros(0)), []
+    enc = self.net.encoder
+    heads, entry_query, row_index, chance, legal, legal_rows = (
+        self._packed_arrays(packed))
+    ranges = tuple(np.asarray(r, dtype=np.float64) for r in packed.ranges)
+    normalised, scales = value_functions.normalise_packed_beliefs(
+        ranges, entry_query, packed.sizes, chance)
+    inputs = np.zeros((len(packed), enc.input_size), dtype=np.float32)
+    width = heads.shape[1]
+    inputs[:, :width] = heads
+    for p in range(2):
+      inputs[entry_query[p], width + row_index[p]] = normalised[p]
+    values, prior = self.net.predict(inputs, legal)
+    out = tuple(
+        values[entry_query[p], row_index[p]].astype(np.float64) *
+        enc.utility_scale * scales[p][entry_query[p]] for p in range(2))
+    policies = []
+    for i, lr in enumerate(legal_rows):
+      if lr is None:
+        policies.append(None)
+      else:
+        pi = prior[i, lr[0]].astype(np.float64)
+        policies.append(pi / pi.sum(axis=1, keepdims=True))
+    return out, policies
 
   @classmethod
   def from_checkpoint(cls, path: str, game: pyspiel.Game,

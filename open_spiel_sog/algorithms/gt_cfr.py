@@ -37,12 +37,16 @@ loop over nodes runs in the regret update.
 
 from __future__ import annotations
 
+import bisect
+import collections.abc
 import dataclasses
+import itertools
 import math
 from typing import Sequence
 
 import numpy as np
 
+from open_spiel_sog.algorithms.value_functions import PackedQueries
 from open_spiel_sog.algorithms.value_functions import Query
 from open_spiel_sog.algorithms.value_functions import ValueFunction
 from open_spiel_sog.public_state.observer import PublicState
@@ -514,6 +518,37 @@ def _values(c: _Compiled, policy: np.ndarray, direct: np.ndarray
   return seq, row_values
 
 
+_SEARCH_IDS = itertools.count()
+
+
+class QueryLog(collections.abc.Sequence):
+  """The leaf queries of a search, stored packed per update; indexing
+  builds the Query."""
+
+  def __init__(self):
+    self._packs: list[PackedQueries] = []
+    self._ends: list[int] = []
+
+  def append(self, packed: PackedQueries) -> None:
+    self._packs.append(packed)
+    self._ends.append((self._ends[-1] if self._ends else 0) + len(packed))
+
+  def __len__(self) -> int:
+    return self._ends[-1] if self._ends else 0
+
+  def __getitem__(self, i):
+    if isinstance(i, slice):
+      return [self[j] for j in range(*i.indices(len(self)))]
+    n = len(self)
+    if i < 0:
+      i += n
+    if not 0 <= i < n:
+      raise IndexError(i)
+    k = bisect.bisect_right(self._ends, i)
+    start = self._ends[k - 1] if k else 0
+    return self._packs[k].query(i - start)
+
+
 @dataclasses.dataclass
 class SearchResult:
   """The outcome of one GT-CFR search.
@@ -523,7 +558,8 @@ class SearchResult:
     root_values: (v0, v1) counterfactual values at the root infostates under
       the average profile.
     summaries: {public state id: Summary} for every public state of the tree.
-    queries: every leaf query made (public state and ranges), in order.
+    queries: every leaf query made (public state and ranges), in order
+      (a QueryLog: a sequence of Query built on access).
     updates: CFR updates run.
     root_ranges: (r0, r1) the final root ranges (the gadget player's is its
       average follow-probability mix).
@@ -531,7 +567,7 @@ class SearchResult:
   tree: SearchTree
   root_values: tuple[np.ndarray, np.ndarray]
   summaries: dict[int, Summary]
-  queries: list[Query]
+  queries: "QueryLog"
   updates: int
   root_ranges: tuple[np.ndarray, np.ndarray]
 
@@ -575,6 +611,7 @@ class GTCFR:
     self._entry_value_sum = [np.zeros(0), np.zeros(0)]
     self._entry_value_weight = [np.zeros(0), np.zeros(0)]
     self._leaf_entry_cache: dict = {}
+    self._uid = next(_SEARCH_IDS)
     self.config.validate()
     self.value_fn = value_fn
     self.rng = rng or np.random.default_rng()
@@ -636,7 +673,7 @@ class GTCFR:
       self.tree.expand(node)
     self.grow_node = self.tree.node(path[-1])
     self.updates = 0
-    self.queries: list[Query] = []
+    self.queries = QueryLog()
     self._last_seq_values: list[np.ndarray | None] = [None, None]
     self._last_row_values: list[np.ndarray | None] = [None, None]
     self._last_layout: list[tuple[int, int]] = [(0, 1), (0, 1)]
@@ -673,28 +710,27 @@ class GTCFR:
     leaves = tree.leaves()
     if not leaves:
       return out, per_entry
-    queries = []
-    seqs = ([], [])
-    for i in leaves:
-      node = tree.nodes[i]
-      rs = []
-      for p in range(2):
-        lo = node.entry_start[p]
-        s = compiled[p].e_seq[lo:lo + node.ps.num_infostates(p)]
-        seqs[p].append(s)
-        rs.append(reaches[p][s])
-      queries.append(Query(node.ps, (rs[0], rs[1])))
-    evaluations = self.value_fn.evaluate(queries)
+    entries = [self._leaf_entries(p) for p in range(2)]
+    seqs = [compiled[p].e_seq[entries[p]] for p in range(2)]
+    key = (self._uid, len(tree.nodes))
+    sizes = self._leaf_entry_cache.get((key, "sizes"))
+    if sizes is None:
+      sizes = tuple(np.asarray([tree.nodes[i].ps.num_infostates(p)
+                                for i in leaves]) for p in range(2))
+      self._leaf_entry_cache[(key, "sizes")] = sizes
+    packed = PackedQueries([tree.nodes[i].ps for i in leaves],
+                           (reaches[0][seqs[0]], reaches[1][seqs[1]]),
+                           key=key, sizes=sizes)
+    values, policies = self.value_fn.evaluate_packed(packed)
     if record and self.config.record_queries:
-      self.queries.extend(queries)
-    for i, ev in zip(leaves, evaluations):
-      if ev.policy is not None:
-        tree.nodes[i].prior = ev.policy
+      self.queries.append(packed)
+    for i, policy in zip(leaves, policies):
+      if policy is not None:
+        tree.nodes[i].prior = policy
     for p in range(2):
-      values = np.concatenate([e.values[p] for e in evaluations])
-      out[p] = np.bincount(np.concatenate(seqs[p]), weights=values,
+      out[p] = np.bincount(seqs[p], weights=values[p],
                            minlength=compiled[p].num_seq)
-      per_entry[p][self._leaf_entries(p)] = values
+      per_entry[p][entries[p]] = values[p]
     return out, per_entry
 
   def _leaf_entries(self, p: int) -> np.ndarray:

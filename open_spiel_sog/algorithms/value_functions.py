@@ -67,6 +67,55 @@ class Evaluation:
   policy: np.ndarray | None
 
 
+class PackedQueries:
+  """Many queries with their ranges concatenated (GT-CFR's leaves).
+
+  Attributes:
+    public_states: the L public states.
+    ranges: (r0, r1), each the concatenation over the public states of that
+      player's range (`sizes[p][i]` entries for public state i).
+    key: identifies the list of public states (value functions may cache
+      per-list arrays under it); None disables caching.
+  """
+
+  def __init__(self, public_states: Sequence[PublicState],
+               ranges: tuple[np.ndarray, np.ndarray], key=None, sizes=None):
+    self.public_states = list(public_states)
+    self.ranges = ranges
+    self.key = key
+    self._sizes = sizes
+
+  def __len__(self) -> int:
+    return len(self.public_states)
+
+  @property
+  def sizes(self) -> tuple[np.ndarray, np.ndarray]:
+    if self._sizes is None:
+      self._sizes = tuple(
+          np.asarray([ps.num_infostates(p) for ps in self.public_states],
+                     dtype=np.int64) for p in range(2))
+    return self._sizes
+
+  def query(self, i: int) -> Query:
+    """The i-th query on its own."""
+    out = []
+    for p in range(2):
+      sizes = self.sizes[p]
+      lo = int(sizes[:i].sum())
+      out.append(np.array(self.ranges[p][lo:lo + sizes[i]]))
+    return Query(self.public_states[i], (out[0], out[1]))
+
+  def queries(self) -> list[Query]:
+    out = []
+    offsets = [np.concatenate([[0], np.cumsum(self.sizes[p])])
+               for p in range(2)]
+    for i, ps in enumerate(self.public_states):
+      out.append(Query(ps, tuple(
+          np.array(self.ranges[p][offsets[p][i]:offsets[p][i + 1]])
+          for p in range(2))))
+    return out
+
+
 class ValueFunction(abc.ABC):
   """Evaluates batches of public belief states."""
 
@@ -75,6 +124,16 @@ class ValueFunction(abc.ABC):
   @abc.abstractmethod
   def evaluate(self, queries: Sequence[Query]) -> list[Evaluation]:
     """One Evaluation per query, in order."""
+
+  def evaluate_packed(self, packed: PackedQueries):
+    """((v0, v1) concatenated like the ranges, [policy or None per query]).
+
+    Value functions with a vectorised path (the CVPN) override this."""
+    evaluations = self.evaluate(packed.queries())
+    values = tuple(
+        np.concatenate([e.values[p] for e in evaluations])
+        if evaluations else np.zeros(0) for p in range(2))
+    return values, [e.policy for e in evaluations]
 
 
 # --- Normalisation (the single convention, DESIGN.md section 4) -------------
@@ -96,6 +155,34 @@ def normalise_beliefs(ps: PublicState, ranges: Sequence[np.ndarray]):
   chance = ps.chance_reach / chance_total if chance_total > 0 else ps.chance_reach
   scale = (norms[1] * chance_total, norms[0] * chance_total)
   return normalised, chance, scale
+
+
+def normalise_packed_beliefs(ranges: Sequence[np.ndarray],
+                             entry_query: Sequence[np.ndarray],
+                             sizes: Sequence[np.ndarray],
+                             chance_totals: np.ndarray):
+  """`normalise_beliefs` for many queries at once (the same convention).
+
+  Args:
+    ranges: (r0, r1) concatenated over the queries.
+    entry_query: (q0, q1), the query of each entry of r0 and r1.
+    sizes: (n0, n1), the entries of each query per player.
+    chance_totals: [L] C of each query's public state.
+
+  Returns:
+    (normalised ranges, concatenated like `ranges`; scales (s0, s1) [L]).
+  """
+  num = len(chance_totals)
+  norms = [np.bincount(q, weights=r, minlength=num)
+           for r, q in zip(ranges, entry_query)]
+  normalised = []
+  for p in range(2):
+    n = norms[p][entry_query[p]]
+    uniform = 1.0 / np.maximum(sizes[p], 1)[entry_query[p]]
+    normalised.append(np.where(n > 0, ranges[p] / np.where(n > 0, n, 1.0),
+                               uniform))
+  scales = (norms[1] * chance_totals, norms[0] * chance_totals)
+  return normalised, scales
 
 
 def denormalise_values(values: Sequence[np.ndarray], scale: Sequence[float]):

@@ -1,0 +1,273 @@
+"""The "ray" training backend: actors and query solvers as Ray actors.
+
+`RayBackend` has the interface of `trainer.ProcessBackend` (`start`,
+`publish`, `poll`, `stop`, `stats`) and runs the same `trainer.worker_loop`:
+
+- every worker is a Ray actor (`_RayWorker`) holding a `selfplay.Worker`
+  (seed 1 + its index, actors first, as in the process backend) whose
+  `run()` method loops until `stop()` is called on it; the actor runs two
+  threads, so parameters and the stop request reach it while `run()` works;
+- queries go through a `ray.util.queue.Queue` bounded by
+  `config.max_queued_queries` (new queries are dropped when it is full; there
+  is no query queue without solvers), examples and the workers' stats through
+  an unbounded one;
+- the learner's parameters go into Ray's object store once per `publish`, as
+  numpy arrays, and each worker is sent a reference to them.
+
+`ray.init()` starts a local Ray instance unless Ray is already initialised
+(e.g. connected to a cluster by the caller); `stop()` kills the actors and
+queues, and shuts Ray down only if this backend started it. An exception in
+a worker (or a worker that dies) makes the next `poll` raise a RuntimeError
+that names the worker and carries its traceback.
+
+Ray is optional: `pip install 'open_spiel_sog[ray]'`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import queue as queue_lib
+import threading
+from typing import Any
+
+import numpy as np
+
+try:
+  import ray  # pylint: disable=g-import-not-at-top
+  from ray.util import queue as ray_queue  # pylint: disable=g-import-not-at-top
+except ImportError as e:
+  raise ImportError(
+      "the ray backend needs ray: pip install 'open_spiel_sog[ray]'") from e
+
+from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.training import selfplay
+from open_spiel_sog.algorithms.training import trainer
+from open_spiel_sog.algorithms.training.config import TrainConfig
+
+# Seconds `stop()` gives the worker loops to finish before killing them.
+_STOP_GRACE_S = 5.0
+# Seconds a blocking `poll` waits for the first example batch.
+_POLL_TIMEOUT_S = 1.0
+
+
+def _to_numpy(params) -> Any:
+  import jax  # pylint: disable=g-import-not-at-top
+  return jax.tree_util.tree_map(np.asarray, params)
+
+
+class _RayChannel:
+  """`worker_loop`'s channel over Ray queues; parameters arrive through
+  `_RayWorker.set_params`."""
+
+  def __init__(self, query_queue, example_queue, solvers: int):
+    self.query_queue = query_queue
+    self.example_queue = example_queue
+    self.solvers = solvers
+    self._params = None
+    self._lock = threading.Lock()
+
+  def offer_params(self, params) -> None:
+    with self._lock:
+      self._params = params
+
+  def new_params(self):
+    with self._lock:
+      params, self._params = self._params, None
+    if params is None:
+      return None
+    import jax  # pylint: disable=g-import-not-at-top
+    # Once onto the device rather than at every network call.
+    return jax.device_put(params)
+
+  def get_query(self, timeout: float):
+    if self.query_queue is None:
+      return None
+    try:
+      return self.query_queue.get(timeout=timeout)
+    except queue_lib.Empty:
+      return None
+
+  def put_queries(self, messages) -> None:
+    if not self.solvers or self.query_queue is None or not messages:
+      return
+    messages = list(messages)
+    try:
+      self.query_queue.put_nowait_batch(messages)
+      return
+    except queue_lib.Full:
+      pass  # Not all fit: as many as fit, in order.
+    for m in messages:
+      try:
+        self.query_queue.put_nowait(m)
+      except queue_lib.Full:
+        return
+
+  def put_examples(self, batch: cvpn.Batch, stats: dict) -> None:
+    self.example_queue.put(({f: getattr(batch, f) for f in cvpn.Batch.FIELDS},
+                            stats))
+
+
+class _RayWorker:
+  """One actor or solver (made a Ray actor by `_remote_worker_class`)."""
+
+  def __init__(self, role: str, index: int, config_json: dict, params,
+               query_queue, example_queue):
+    trainer._limit_threads()  # pylint: disable=protected-access
+    config = TrainConfig.from_json(config_json)
+    self.role = role
+    self.worker = selfplay.Worker(config, seed=1 + index)
+    self.worker.index = index
+    self.channel = _RayChannel(query_queue, example_queue, config.solvers)
+    self.channel.offer_params(params)
+    self._stop = threading.Event()
+
+  def set_params(self, params) -> None:
+    self.channel.offer_params(params)
+
+  def run(self) -> dict:
+    """The worker loop, until `stop()`; returns the worker's stats."""
+    trainer.worker_loop(self.role, self.worker, self.channel,
+                        self._stop.is_set)
+    return dataclasses.asdict(self.worker.stats)
+
+  def stop(self) -> None:
+    self._stop.set()
+
+
+_REMOTE_WORKER = None
+
+
+def _remote_worker_class():
+  """`_RayWorker` as a Ray actor class (made once, on first use)."""
+  global _REMOTE_WORKER
+  if _REMOTE_WORKER is None:
+    # Two threads: `run` in one, `set_params` and `stop` in the other.
+    _REMOTE_WORKER = ray.remote(max_concurrency=2)(_RayWorker)
+  return _REMOTE_WORKER
+
+
+class RayBackend:
+  """Actor and solver workers as Ray actors (see the module docstring)."""
+
+  def __init__(self, config: TrainConfig, net: cvpn.CVPN):
+    self.config = config
+    self.net = net
+    self.stats = {}
+    self._worker_stats: dict[str, dict] = {}
+    self._owns_ray = False
+    self.workers: list[tuple[str, Any]] = []  # (name, actor handle)
+    self._runs: dict[Any, str] = {}  # run() reference -> worker name
+    self.query_queue = None
+    self.example_queue = None
+    self._stopped = False
+
+  def start(self, params) -> None:
+    if not ray.is_initialized():
+      ray.init(ignore_reinit_error=True, include_dashboard=False,
+               log_to_driver=True)
+      self._owns_ray = True
+    cfg = self.config
+    # Queues hold no CPU, so they never wait for the workers' cores.
+    queue_options = {"num_cpus": 0}
+    if cfg.solvers:
+      self.query_queue = ray_queue.Queue(maxsize=cfg.max_queued_queries,
+                                         actor_options=queue_options)
+    self.example_queue = ray_queue.Queue(actor_options=queue_options)
+    roles = ["actor"] * cfg.actors + ["solver"] * cfg.solvers
+    # A core each where the cluster has them; shares of the cores otherwise
+    # (whole cores would leave the extra workers waiting forever).
+    cpus = float(ray.cluster_resources().get("CPU", 1.0))
+    num_cpus = min(1.0, cpus / len(roles))
+    param_ref = ray.put(_to_numpy(params))
+    worker_class = _remote_worker_class()
+    for i, role in enumerate(roles):
+      name = f"sog-{role}-{i}"
+      handle = worker_class.options(num_cpus=num_cpus).remote(
+          role, i, cfg.to_json(), param_ref, self.query_queue,
+          self.example_queue)
+      self.workers.append((name, handle))
+      self._runs[handle.run.remote()] = name
+
+  def publish(self, params, step: int) -> None:
+    del step
+    if not self.workers or self._stopped:
+      return
+    param_ref = ray.put(_to_numpy(params))
+    for _, handle in self.workers:
+      handle.set_params.remote(param_ref)
+
+  def poll(self, block: bool) -> list[cvpn.Batch]:
+    items = []
+    if self.example_queue is not None:
+      if block:
+        try:
+          items.append(self.example_queue.get(timeout=_POLL_TIMEOUT_S))
+        except queue_lib.Empty:
+          pass
+      waiting = self.example_queue.qsize()
+      if waiting:
+        # The learner is the only consumer: all `waiting` are there.
+        items.extend(self.example_queue.get_nowait_batch(waiting))
+    out = []
+    for arrays, stats in items:
+      out.append(cvpn.Batch(*(arrays[f] for f in cvpn.Batch.FIELDS)))
+      self._worker_stats[stats.pop("worker")] = stats
+    if self._worker_stats:
+      self.stats = {k: sum(s[k] for s in self._worker_stats.values())
+                    for k in next(iter(self._worker_stats.values()))}
+    self._check_workers()
+    return out
+
+  def _check_workers(self) -> None:
+    """Raises if a worker loop has ended (only `stop()` should end one)."""
+    if not self._runs:
+      return
+    done, _ = ray.wait(list(self._runs), num_returns=len(self._runs),
+                       timeout=0)
+    if not done:
+      return
+    ref = done[0]
+    name = self._runs[ref]
+    try:
+      ray.get(ref)
+      error = None
+    except Exception as e:  # pylint: disable=broad-except
+      error = e
+    self.stop()
+    if error is None:
+      raise RuntimeError(f"training worker {name} stopped unexpectedly")
+    raise RuntimeError(
+        f"training worker {name} failed: {error}") from error
+
+  def stop(self) -> None:
+    if self._stopped:
+      return
+    self._stopped = True
+    try:
+      if self.workers:
+        for _, handle in self.workers:
+          try:
+            handle.stop.remote()
+          except Exception:  # pylint: disable=broad-except
+            pass
+        ray.wait(list(self._runs), num_returns=len(self._runs),
+                 timeout=_STOP_GRACE_S)
+        for _, handle in self.workers:
+          try:
+            ray.kill(handle, no_restart=True)
+          except Exception:  # pylint: disable=broad-except
+            pass
+      for q in (self.query_queue, self.example_queue):
+        if q is not None:
+          try:
+            q.shutdown(force=True)
+          except Exception:  # pylint: disable=broad-except
+            pass
+    finally:
+      self.workers = []
+      self._runs = {}
+      self.query_queue = None
+      self.example_queue = None
+      if self._owns_ray:
+        ray.shutdown()
+        self._owns_ray = False

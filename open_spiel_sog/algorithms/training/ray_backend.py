@@ -55,14 +55,12 @@ def _to_numpy(params) -> Any:
   return jax.tree_util.tree_map(np.asarray, params)
 
 
-class _RayChannel:
+class _RayChannel(trainer.QueueChannel):
   """`worker_loop`'s channel over Ray queues; parameters arrive through
   `_RayWorker.set_params`."""
 
   def __init__(self, query_queue, example_queue, solvers: int):
-    self.query_queue = query_queue
-    self.example_queue = example_queue
-    self.solvers = solvers
+    super().__init__(query_queue, example_queue, solvers)
     self._params = None
     self._lock = threading.Lock()
 
@@ -78,33 +76,6 @@ class _RayChannel:
     import jax  # pylint: disable=g-import-not-at-top
     # Once onto the device rather than at every network call.
     return jax.device_put(params)
-
-  def get_query(self, timeout: float):
-    if self.query_queue is None:
-      return None
-    try:
-      return self.query_queue.get(timeout=timeout)
-    except queue_lib.Empty:
-      return None
-
-  def put_queries(self, messages) -> None:
-    if not self.solvers or self.query_queue is None or not messages:
-      return
-    messages = list(messages)
-    try:
-      self.query_queue.put_nowait_batch(messages)
-      return
-    except queue_lib.Full:
-      pass  # Not all fit: as many as fit, in order.
-    for m in messages:
-      try:
-        self.query_queue.put_nowait(m)
-      except queue_lib.Full:
-        return
-
-  def put_examples(self, batch: cvpn.Batch, stats: dict) -> None:
-    self.example_queue.put(({f: getattr(batch, f) for f in cvpn.Batch.FIELDS},
-                            stats))
 
 
 class _RayWorker:

@@ -80,17 +80,46 @@ def worker_loop(role: str, worker: selfplay.Worker, channel,
     channel.put_queries(pushed)
 
 
-class _FileChannel:
-  """Queues from multiprocessing; parameters from a file the learner
-  replaces atomically."""
+class QueueChannel:
+  """Queries and examples through queues (multiprocessing or Ray queues,
+  which share this interface); subclasses add `new_params()`."""
+
+  def __init__(self, query_queue, example_queue, solvers: int):
+    self.query_queue = query_queue
+    self.example_queue = example_queue
+    self.solvers = solvers
+
+  def get_query(self, timeout: float):
+    if self.query_queue is None:
+      return None
+    try:
+      return self.query_queue.get(timeout=timeout)
+    except queue_lib.Empty:
+      return None
+
+  def put_queries(self, messages) -> None:
+    """Queues `messages` while there is room (the rest are dropped)."""
+    if not self.solvers or self.query_queue is None:
+      return
+    for m in messages:
+      try:
+        self.query_queue.put_nowait(m)
+      except queue_lib.Full:
+        return
+
+  def put_examples(self, batch: cvpn.Batch, stats: dict) -> None:
+    self.example_queue.put(({f: getattr(batch, f) for f in cvpn.Batch.FIELDS},
+                            stats))
+
+
+class _FileChannel(QueueChannel):
+  """Parameters from a file the learner replaces atomically."""
 
   def __init__(self, query_queue, example_queue, param_path: str,
                template, solvers: int):
-    self.query_queue = query_queue
-    self.example_queue = example_queue
+    super().__init__(query_queue, example_queue, solvers)
     self.param_path = param_path
     self.template = template
-    self.solvers = solvers
     self._mtime = None
 
   def new_params(self):
@@ -103,25 +132,6 @@ class _FileChannel:
     _, arrays = cvpn.read_checkpoint(self.param_path)
     self._mtime = mtime
     return cvpn._unflatten(self.template, arrays, "params", self.param_path)  # pylint: disable=protected-access
-
-  def get_query(self, timeout: float):
-    try:
-      return self.query_queue.get(timeout=timeout)
-    except queue_lib.Empty:
-      return None
-
-  def put_queries(self, messages) -> None:
-    if not self.solvers:
-      return
-    for m in messages:
-      try:
-        self.query_queue.put_nowait(m)
-      except queue_lib.Full:
-        return
-
-  def put_examples(self, batch: cvpn.Batch, stats: dict) -> None:
-    self.example_queue.put(({f: getattr(batch, f) for f in cvpn.Batch.FIELDS},
-                            stats))
 
 
 def _process_main(role: str, index: int, config_json: dict, param_path: str,

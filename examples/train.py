@@ -101,6 +101,10 @@ _LR_STEPS = flags.DEFINE_integer("lr_decay_steps", _N.lr_decay_steps,
                                  "T_decay in alpha_0 * d^(t / T_decay).")
 _VALUE_W = flags.DEFINE_float("value_weight", _N.value_weight,
                               "Weight of the value (Huber) loss.")
+_SOLVER_TARGETS = flags.DEFINE_integer(
+    "solver_value_targets", _D.solver_value_targets,
+    "Value targets per solver search: the root plus up to N-1 interior "
+    "public states of its tree (1: the root only, as in the paper).")
 _POLICY_W = flags.DEFINE_float("policy_weight", _N.policy_weight,
                                "Weight of the policy (cross-entropy) loss.")
 _PRIOR_T = flags.DEFINE_float("prior_temperature", _N.prior_temperature,
@@ -171,7 +175,8 @@ def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
       batch_size=_BATCH.value, replay_size=_REPLAY.value,
       min_replay=_MIN_REPLAY.value,
       max_updates_per_example=_MAX_UPDATES.value, q_search=_Q_SEARCH.value,
-      q_recursive=_Q_RECURSIVE.value, p_td1=_P_TD1.value,
+      q_recursive=_Q_RECURSIVE.value,
+      solver_value_targets=_SOLVER_TARGETS.value, p_td1=_P_TD1.value,
       epsilon=_EPSILON.value, resign_threshold=_RESIGN.value,
       p_no_resign=_P_NO_RESIGN.value, greedy_after=_GREEDY_AFTER.value,
       max_moves=_MAX_MOVES.value, publish_every=_PUBLISH.value,

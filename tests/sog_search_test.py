@@ -327,3 +327,49 @@ def test_sog_exploitability_leduc_improves_with_search():
                              seeds=[0, 1, 2])
   assert large["mean"] <= 0.02, large
   assert large["mean"] < small["mean"], (small, large)
+
+
+# --- Packed leaf evaluation --------------------------------------------------
+
+
+@pytest.mark.parametrize("game_string",
+                         ["leduc_poker", "liars_dice(numdice=1,dice_sides=4)"])
+def test_packed_cvpn_evaluation_matches_per_query_evaluation(game_string):
+  # GT-CFR values its leaves through the vectorised `evaluate_packed`; it
+  # must agree with the per-query path (the normalisation of
+  # `normalise_beliefs`), including ranges with zero mass.
+  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game(game_string)
+  observer = PublicStateObserver(game)
+  net = cvpn.CVPN(cvpn.Encoder(observer), cvpn.NetworkConfig(hidden=(32,)))
+  net.init(3)
+  value_fn = cvpn.CVPNValueFunction(net)
+  result = gt_cfr.search(observer.root(), value_fn,
+                         gt_cfr.GTCFRConfig(simulations=20),
+                         rng=np.random.default_rng(0))
+  rng = np.random.default_rng(1)
+  queries = []
+  for i in range(0, len(result.queries), max(len(result.queries) // 25, 1)):
+    q = result.queries[i]
+    ranges = tuple(r * rng.random(len(r)) * (rng.random() < 0.8)
+                   for r in q.ranges)
+    queries.append(value_functions.Query(q.public_state, ranges))
+  assert any(q.ranges[0].sum() == 0 or q.ranges[1].sum() == 0
+             for q in queries)
+  one_by_one = value_fn.evaluate(queries)
+  packed = value_functions.PackedQueries(
+      [q.public_state for q in queries],
+      tuple(np.concatenate([q.ranges[p] for q in queries]) for p in range(2)))
+  values, policies = value_fn.evaluate_packed(packed)
+  for p in range(2):
+    expected = np.concatenate([e.values[p] for e in one_by_one])
+    np.testing.assert_allclose(values[p], expected, rtol=1e-5, atol=1e-7)
+  for e, policy in zip(one_by_one, policies):
+    if e.policy is None:
+      assert policy is None
+    else:
+      np.testing.assert_allclose(policy, e.policy, atol=1e-6)
+  # The recorded queries rebuild the ranges the search used.
+  assert result.queries[0].public_state is result.queries[0].public_state
+  assert len(result.queries[-1].ranges[0]) == (
+      result.queries[-1].public_state.num_infostates(0))

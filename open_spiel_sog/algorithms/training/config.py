@@ -32,6 +32,13 @@ class TrainConfig:
       exceeds this many uses per example added [max grad updates per example].
     q_search: queries pushed per actor search, on average [q_search].
     q_recursive: queries pushed per solver search, on average [q_recursive].
+    solver_value_targets: value targets per solver search: the query's root
+      (the paper's target), plus up to this many minus one interior public
+      states of the solver's tree, each with its ranges under the average
+      profile and its iterate-averaged counterfactual values. The restriction
+      of an equilibrium to a public subtree is an equilibrium of that subtree
+      for the ranges that reach it, so these are targets of the same kind,
+      at no extra search cost (an extension of the paper; 1 turns it off).
     p_td1: probability that a main-line public state gets a TD(1) value
       target from the game's outcome [p_td1].
     epsilon: uniform mix of the self-play policy [epsilon].
@@ -70,6 +77,7 @@ class TrainConfig:
   max_updates_per_example: float = 10.0
   q_search: float = 1.0
   q_recursive: float = 0.2
+  solver_value_targets: int = 1
   p_td1: float = 0.0
   epsilon: float = 0.1
   resign_threshold: float | None = None
@@ -93,6 +101,7 @@ class TrainConfig:
         raise ValueError(f"train: {name} must be {'>' if strict else '>='} 0, "
                          f"got {value}")
     for name in ("steps", "batch_size", "replay_size", "actor_simulations",
+                 "solver_value_targets",
                  "solver_simulations", "actor_expansions_per_update",
                  "solver_expansions_per_update", "max_updates_per_example",
                  "max_queued_queries", "publish_every"):

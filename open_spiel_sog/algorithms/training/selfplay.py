@@ -223,6 +223,20 @@ class Worker:
 
   # --- Query solver ----------------------------------------------------------
 
+  def _interior_targets(self, result: gt_cfr.SearchResult, count: int):
+    """Up to `count` interior public states of a solver's tree (not its
+    root) that both players reach, uniformly."""
+    if count <= 0:
+      return []
+    candidates = []
+    for node in result.tree.nodes[1:]:
+      if node.ps.is_terminal() or not node.expanded:
+        continue
+      summary = result.summaries[node.ps.id]
+      if summary.ranges[0].sum() > 0 and summary.ranges[1].sum() > 0:
+        candidates.append(node)
+    return _pick(self.rng, candidates, min(count, len(candidates)))
+
   def solve(self, messages: Sequence[QueryMessage]
             ) -> tuple[cvpn.Batch, list[QueryMessage]]:
     """Value (and policy) targets for queries: (examples, recursive queries)."""
@@ -240,6 +254,11 @@ class Worker:
       values.append(result.root_values)
       policies.append(_policy_array(result, ps, self.num_actions)
                       if ps.is_player_node() else None)
+      for node in self._interior_targets(result, cfg.solver_value_targets - 1):
+        summary = result.summaries[node.ps.id]
+        queries.append(Query(node.ps, summary.ranges))
+        values.append(summary.values)
+        policies.append(None)
       pushed.extend(self.message(x)
                     for x in _pick(self.rng, result.queries, cfg.q_recursive))
     batch = self.encoder.encode(queries, values=values, policies=policies)

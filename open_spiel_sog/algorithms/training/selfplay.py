@@ -7,7 +7,9 @@ does the two kinds of work of Algorithm 2, whatever process runs it:
   re-solving search of the acting seat (each seat keeps its own summaries and,
   as the sog bot, also re-solves at the other seat's decisions). The acting
   seat's searched policy at its public state is a policy target; each search
-  pushes on average `q_search` of its leaf queries; with probability `p_td1`
+  pushes on average `q_search` of its leaf queries; the first searches, from
+  the game's root without a gadget, give value targets at the root (each
+  seat's search for its opponent's values); with probability `p_td1`
   a main-line public state also gets the game's outcome as a value target of
   the infostates actually held.
 - `solve(query)`: GT-CFR from the query's public belief state (no gadget: the
@@ -138,6 +140,8 @@ class Worker:
     main_line: list[tuple[Query, int, int]] = []  # (query, infostates)
     pushed: list[QueryMessage] = []
     moves = 0
+    root_values: list[np.ndarray | None] = [None, None]
+    root_ranges = None
     while not state.is_terminal():
       if cfg.max_moves and moves >= cfg.max_moves:
         break
@@ -154,6 +158,12 @@ class Worker:
           continue
         result = resolvers[i].search(ps)
         self.stats.searches += 1
+        if result.tree.root_ps.parent is None:
+          # A search from the game's root has no gadget: it is a plain solve
+          # of the root belief, and its tracked (opponent's) values are
+          # value targets there, as a query solver's would be.
+          root_values[1 - i] = result.root_values[1 - i]
+          root_ranges = result.root_ranges
         pushed.extend(self.message(x)
                       for x in _pick(self.rng, result.queries, cfg.q_search))
         if i == q:
@@ -183,7 +193,16 @@ class Worker:
       moves += 1
     self.stats.games += 1
     batches = [self.encoder.encode(policy_queries, policies=policy_targets)]
-    batches[0].value_mask[:] = 0.0
+    if root_ranges is not None:
+      root = self.observer.root()
+      values = [v if v is not None else np.zeros(root.num_infostates(p))
+                for p, v in enumerate(root_values)]
+      batch = self.encoder.encode([Query(root, root_ranges)], values=[values])
+      rows = self.encoder.rows(root)
+      for p in range(2):
+        if root_values[p] is None:
+          batch.value_mask[0, rows[p]] = 0.0
+      batches.append(batch)
     if state.is_terminal() and cfg.p_td1 > 0:
       returns = state.returns()
       for query, j0, j1 in main_line:

@@ -1,0 +1,325 @@
+"""Tests for sound self-play training (algorithms/training/) and
+examples/train.py: what a short run on kuhn_poker learns (judged by exact
+solves and OpenSpiel's equilibrium), resuming, the process backend, the
+binary's contract, and the sog bot playing with a trained checkpoint.
+
+One short inline run is shared by the tests (module-scoped fixture); the
+other runs are tiny, so the file stays within a couple of minutes on two busy
+cores.
+"""
+
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+from open_spiel.python.algorithms import best_response as os_best_response
+import pyspiel
+import pytest
+
+import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
+from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms import value_functions
+from open_spiel_sog.algorithms.training import TrainConfig
+from open_spiel_sog.algorithms.training import Trainer
+from open_spiel_sog.public_state import PublicStateObserver
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Kuhn poker's game value for player 0 (OpenSpiel's kuhn_poker docs; the
+# equilibrium family of Kuhn 1950).
+KUHN_GAME_VALUE = -1 / 18
+
+# The shared run: kuhn_poker, inline backend, SoG(20, 1) actors and solvers
+# with the value targets of the shipped runs (four queries per actor search,
+# eight value targets per solver search). Reusing examples
+# (max_updates_per_example) keeps it short.
+STEPS = 1000
+NETWORK = cvpn.NetworkConfig(hidden=(128, 128), learning_rate=2e-3,
+                             lr_decay_steps=STEPS, lr_decay_rate=0.1)
+TOLERANCE = 0.05  # chips
+
+
+def _train_config(checkpoint, **overrides):
+  settings = dict(game="kuhn_poker", steps=STEPS, backend="inline",
+                  actor_simulations=20, solver_simulations=20, batch_size=128,
+                  min_replay=64, max_updates_per_example=100, q_search=4,
+                  solver_value_targets=8,
+                  checkpoint=checkpoint, network=NETWORK, seed=0)
+  settings.update(overrides)
+  return TrainConfig(**settings)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+  """(config, summary) of the shared training run; its checkpoint is
+  config.checkpoint (do not overwrite it: copy it first)."""
+  path = str(tmp_path_factory.mktemp("train") / "kuhn.npz")
+  config = _train_config(path)
+  summary = Trainer(config, progress=False, log=lambda s: None).run()
+  return config, summary
+
+
+def _first_decision(observer):
+  ps = observer.root()
+  while not ps.is_player_node():
+    (ps,) = ps.children()
+  return ps
+
+
+def _expected_values(ps, ranges, values):
+  """Per-infostate expected values (chips): each counterfactual value divided
+  by the chance-weighted opponent-range mass of its infostate."""
+  out = []
+  for p in range(2):
+    o = 1 - p
+    ev = np.zeros(ps.num_infostates(p))
+    for j in range(ps.num_infostates(p)):
+      mask = ps.history_infostate[p] == j
+      mass = np.sum(ps.chance_reach[mask] *
+                    ranges[o][ps.history_infostate[o][mask]])
+      ev[j] = values[p][j] / mass
+    out.append(ev)
+  return out
+
+
+def _openspiel_kuhn_card_values():
+  """Player 0's expected value with each card (J, Q, K) at its first
+  decision, as a best response to OpenSpiel's CFR equilibrium of player 1
+  (whose equilibrium strategy is unique, so these values are too)."""
+  game = pyspiel.load_game("kuhn_poker")
+  solver = pyspiel.CFRSolver(game)
+  for _ in range(2000):
+    solver.evaluate_and_update_policy()
+  policy = solver.average_policy()
+
+  class _Policy:  # the python best response wants action_probabilities
+    def action_probabilities(self, state, player_id=None):
+      del player_id
+      return dict(policy.get_state_policy(state))
+
+  br = os_best_response.BestResponsePolicy(game, 0, _Policy())
+  values = np.zeros(3)
+  state = game.new_initial_state()
+  for c0 in range(3):
+    for c1 in range(3):
+      if c0 != c1:
+        values[c0] += 0.5 * br.value(state.child(c0).child(c1))
+  return values
+
+
+# --- 6. What the network learns ---------------------------------------------
+
+
+def _kuhn_queries():
+  game = pyspiel.load_game("kuhn_poker")
+  observer = PublicStateObserver(game)
+  first = _first_decision(observer)
+  return game, observer, first
+
+
+def test_exact_values_agree_with_openspiel_kuhn_equilibrium():
+  """The oracle: PublicTreeCFR's counterfactual values at the first decision
+  with uniform ranges sum to Kuhn's game value, and player 0's per-card
+  values match a best response to OpenSpiel's equilibrium."""
+  game, _, ps = _kuhn_queries()
+  ranges = (np.ones(3), np.ones(3))
+  exact = value_functions.ExactValueFunction(
+      game, iterations=2000, warm_start=False).evaluate(
+          [value_functions.Query(ps, ranges)])[0]
+  assert float(np.sum(exact.values[0])) == pytest.approx(KUHN_GAME_VALUE,
+                                                         abs=2e-3)
+  assert float(np.sum(exact.values[1])) == pytest.approx(-KUHN_GAME_VALUE,
+                                                         abs=2e-3)
+  ev0, _ = _expected_values(ps, ranges, exact.values)
+  cards = [int(s[0]) for s in ps.infostates(0)]
+  openspiel = _openspiel_kuhn_card_values()
+  # Analytically: J -1, Q -1/3, K 7/6.
+  np.testing.assert_allclose(openspiel, [-1, -1 / 3, 7 / 6], atol=5e-3)
+  np.testing.assert_allclose(ev0, openspiel[cards], atol=5e-3)
+
+
+def _compare(net, game, ps):
+  ranges = (np.ones(ps.num_infostates(0)), np.ones(ps.num_infostates(1)))
+  query = value_functions.Query(ps, ranges)
+  exact = value_functions.ExactValueFunction(
+      game, iterations=2000, warm_start=False).evaluate([query])[0]
+  (predicted,) = net.evaluate_batch([query])
+  return (_expected_values(ps, ranges, exact.values),
+          _expected_values(ps, ranges, predicted.values))
+
+
+def test_trained_values_match_exact_after_first_action(trained):
+  """The public states GT-CFR queries the network at when searching from the
+  first decision (player 1 to act after player 0 checks or bets): with
+  uniform ranges the network's expected values are within TOLERANCE chips of
+  PublicTreeCFR's."""
+  config, summary = trained
+  assert summary["steps"] == STEPS
+  game, observer, first = _kuhn_queries()
+  net = cvpn.load_checkpoint(config.checkpoint, game, cvpn.Encoder(observer))
+  errors = {}
+  for ps in first.children():
+    exact, predicted = _compare(net, game, ps)
+    for p in range(2):
+      errors[(ps.describe(), p)] = np.round(predicted[p] - exact[p], 3)
+  worst = max(float(np.max(np.abs(e))) for e in errors.values())
+  assert worst < TOLERANCE, errors
+
+
+def test_trained_values_match_exact_at_the_root(trained):
+  """At the root of the public tree with uniform ranges (one infostate each,
+  whose value is the game value), the network's values are within TOLERANCE
+  chips of PublicTreeCFR's, which are Kuhn's game value. (The root's values
+  come from the actors' first searches, which solve the root belief.)"""
+  config, _ = trained
+  game, observer, _ = _kuhn_queries()
+  net = cvpn.load_checkpoint(config.checkpoint, game, cvpn.Encoder(observer))
+  root = observer.root()
+  exact, predicted = _compare(net, game, root)
+  assert exact[0][0] == pytest.approx(KUHN_GAME_VALUE, abs=2e-3)
+  for p in range(2):
+    np.testing.assert_allclose(predicted[p], exact[p], atol=TOLERANCE)
+
+
+# --- 7. Resume ---------------------------------------------------------------
+
+
+def test_resume_continues_from_the_checkpoint(trained, tmp_path):
+  config, _ = trained
+  path = str(tmp_path / "resumed.npz")
+  shutil.copy(config.checkpoint, path)
+  extra = 20
+  logs = []
+  trainer = Trainer(_train_config(path, steps=STEPS + extra), resume=True,
+                    progress=False, log=logs.append)
+  assert trainer.net.step == STEPS
+  assert any(f"step {STEPS}" in line for line in logs), logs
+  summary = trainer.run()
+  assert summary["steps"] == STEPS + extra
+  resumed = cvpn.load_checkpoint(path, config.game)
+  assert resumed.step == STEPS + extra
+  # The examples count carries over from the first run.
+  before = cvpn.read_checkpoint(config.checkpoint)[0]["extra"]["examples"]
+  assert resumed.metadata["extra"]["examples"] > before
+
+  # Resuming a finished run is a no-op that keeps the step.
+  summary = Trainer(_train_config(path, steps=STEPS + extra), resume=True,
+                    progress=False, log=logs.append).run()
+  assert summary["steps"] == STEPS + extra
+
+
+def test_resume_errors_are_clear(trained, tmp_path):
+  config, _ = trained
+  with pytest.raises(cvpn.CheckpointError,
+                     match=r"kuhn_poker.*leduc_poker"):
+    Trainer(_train_config(config.checkpoint, game="leduc_poker"),
+            resume=True, progress=False, log=lambda s: None)
+  missing = str(tmp_path / "missing.npz")
+  with pytest.raises(cvpn.CheckpointError, match="does not exist"):
+    Trainer(_train_config(missing), resume=True, progress=False,
+            log=lambda s: None)
+  assert not os.path.exists(missing)
+  with pytest.raises(ValueError, match="resume needs a checkpoint"):
+    Trainer(_train_config(""), resume=True, progress=False,
+            log=lambda s: None)
+  with pytest.raises(cvpn.CheckpointError, match="network settings"):
+    Trainer(_train_config(config.checkpoint,
+                          network=cvpn.NetworkConfig(hidden=(8,))),
+            resume=True, progress=False, log=lambda s: None)
+
+
+# --- 8. The process backend --------------------------------------------------
+
+
+def test_process_backend_trains_and_writes_a_checkpoint(tmp_path):
+  path = str(tmp_path / "process.npz")
+  steps = 20
+  config = TrainConfig(game="kuhn_poker", steps=steps, backend="process",
+                       actors=1, solvers=1, actor_simulations=10,
+                       solver_simulations=10, batch_size=16, min_replay=16,
+                       publish_every=10, checkpoint=path,
+                       network=cvpn.NetworkConfig(hidden=(16,)))
+  summary = Trainer(config, progress=False, log=lambda s: None).run()
+  assert summary["steps"] == steps
+  # Never more than max_updates_per_example uses per example.
+  assert summary["examples"] * 10 >= steps * 16
+  assert summary["worker_stats"]["games"] >= 1
+  net = cvpn.load_checkpoint(path, "kuhn_poker")
+  assert net.step == steps
+  assert net.metadata["extra"]["train"]["backend"] == "process"
+
+
+# --- 9. examples/train.py ----------------------------------------------------
+
+
+def _train_py(*flags):
+  return subprocess.run(
+      [sys.executable, os.path.join(ROOT, "examples", "train.py"), *flags],
+      capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_train_binary_evaluates_and_prints_json(tmp_path):
+  checkpoint = str(tmp_path / "bin.npz")
+  eval_csv = str(tmp_path / "eval.csv")
+  eval_png = str(tmp_path / "eval.png")
+  steps = 20
+  result = _train_py(
+      "--game=kuhn_poker", "--backend=inline", f"--steps={steps}",
+      "--hidden=16", "--batch_size=32", "--min_replay=32",
+      "--actor_simulations=10", "--solver_simulations=10",
+      f"--eval_every={steps}", "--eval_simulations=10",
+      f"--eval_csv={eval_csv}", f"--eval_png={eval_png}",
+      f"--checkpoint={checkpoint}", "--json", "--noprogress")
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  assert summary["steps"] == steps
+  assert summary["checkpoint"] == checkpoint
+  with open(eval_csv) as f:
+    rows = list(csv.DictReader(f))
+  assert rows and set(rows[0]) >= {"step", "exploitability"}
+  assert int(rows[-1]["step"]) == steps
+  exploitability = float(rows[-1]["exploitability"])
+  assert math.isfinite(exploitability) and 0 <= exploitability <= 2
+  assert len(rows) == 1  # eval_every == steps: evaluated once, not twice
+  assert os.path.getsize(eval_png) > 0
+  with open(eval_png, "rb") as f:
+    assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+  assert cvpn.load_checkpoint(checkpoint, "kuhn_poker").step == steps
+
+
+def test_train_binary_resume_without_checkpoint_exits_2(tmp_path):
+  missing = str(tmp_path / "missing.npz")
+  result = _train_py("--game=kuhn_poker", "--backend=inline", "--steps=5",
+                     f"--checkpoint={missing}", "--resume", "--noprogress")
+  assert result.returncode == 2, result.stderr
+  assert "missing.npz" in result.stderr
+  assert "does not exist" in result.stderr
+  assert "Traceback" not in result.stderr
+
+
+# --- 10. The sog bot with a trained checkpoint -------------------------------
+
+
+def test_sog_bot_plays_with_trained_checkpoint(trained):
+  config, _ = trained
+  game = pyspiel.load_game("kuhn_poker")
+  outcomes = set()
+  for seat in range(2):
+    sog_bot = pyspiel.load_bot(
+        "sog", game, seat, {"checkpoint": config.checkpoint,
+                            "simulations": 10, "seed": seat})
+    bots = [None, None]
+    bots[seat] = sog_bot
+    bots[1 - seat] = pyspiel.make_uniform_random_bot(1 - seat, 7)
+    for seed in range(3):
+      returns = pyspiel.evaluate_bots(game.new_initial_state(), bots, seed)
+      assert len(returns) == 2
+      assert sum(returns) == pytest.approx(0.0)
+      assert abs(returns[0]) in (1, 2)
+      outcomes.add(tuple(returns))
+  assert outcomes

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import multiprocessing
 import os
 import queue as queue_lib
 import shutil
@@ -142,14 +143,22 @@ def _process_main(role: str, index: int, config_json: dict, param_path: str,
   worker.index = index
   channel = _FileChannel(query_queue, example_queue, param_path,
                          worker.net.params, config.solvers)
+  parent = multiprocessing.parent_process()
+
+  def should_stop() -> bool:
+    # Also stop when the learner is gone (killed, so it never set the event).
+    return stop_event.is_set() or (parent is not None and
+                                   not parent.is_alive())
+
   # Wait for the learner's first parameters.
   while channel.new_params() is None:
-    if stop_event.is_set():
+    if should_stop():
       return
     time.sleep(0.1)
   channel._mtime = None  # pylint: disable=protected-access
+
   try:
-    worker_loop(role, worker, channel, stop_event.is_set)
+    worker_loop(role, worker, channel, should_stop)
   except KeyboardInterrupt:
     pass
 
@@ -197,7 +206,6 @@ class ProcessBackend:
   """Actor and solver processes (multiprocessing, spawn)."""
 
   def __init__(self, config: TrainConfig, net: cvpn.CVPN):
-    import multiprocessing  # pylint: disable=g-import-not-at-top
     self.config = config
     self.net = net
     self._ctx = multiprocessing.get_context("spawn")

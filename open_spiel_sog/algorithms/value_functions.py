@@ -148,13 +148,11 @@ def normalise_beliefs(ps: PublicState, ranges: Sequence[np.ndarray]):
   """
   ranges = [np.asarray(r, dtype=np.float64) for r in ranges]
   chance_total = float(ps.chance_reach.sum())
-  norms = [float(r.sum()) for r in ranges]
-  normalised = tuple(
-      r / n if n > 0 else np.full_like(r, 1.0 / max(len(r), 1))
-      for r, n in zip(ranges, norms))
+  normalised, scales = normalise_packed_beliefs(
+      ranges, [np.zeros(len(r), dtype=np.int64) for r in ranges],
+      [np.asarray([len(r)]) for r in ranges], np.asarray([chance_total]))
   chance = ps.chance_reach / chance_total if chance_total > 0 else ps.chance_reach
-  scale = (norms[1] * chance_total, norms[0] * chance_total)
-  return normalised, chance, scale
+  return tuple(normalised), chance, (float(scales[0][0]), float(scales[1][0]))
 
 
 def normalise_packed_beliefs(ranges: Sequence[np.ndarray],

@@ -86,8 +86,7 @@ class _RayWorker:
     trainer._limit_threads()  # pylint: disable=protected-access
     config = TrainConfig.from_json(config_json)
     self.role = role
-    self.worker = selfplay.Worker(config, seed=1 + index)
-    self.worker.index = index
+    self.worker = selfplay.Worker(config, seed=1 + index, index=index)
     self.channel = _RayChannel(query_queue, example_queue, config.solvers)
     self.channel.offer_params(params)
     self._stop = threading.Event()

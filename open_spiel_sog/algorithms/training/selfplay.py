@@ -65,6 +65,15 @@ def _pick(rng: np.random.Generator, items: Sequence, mean: float) -> list:
   return [items[i] for i in rng.choice(len(items), size=count, replace=False)]
 
 
+def _infostate_mass(ps: PublicState, ranges, p: int, j: int) -> float:
+  """Chance reach times the opponent's range, summed over the histories of
+  p's infostate j: its counterfactual value over its expected utility."""
+  o = 1 - p
+  mask = ps.history_infostate[p] == j
+  return float(np.sum(ps.chance_reach[mask] *
+                      ranges[o][ps.history_infostate[o][mask]]))
+
+
 def _policy_array(result: gt_cfr.SearchResult, ps: PublicState,
                   num_actions: int) -> np.ndarray:
   out = np.zeros((ps.num_infostates(ps.current_player()), num_actions))
@@ -79,7 +88,7 @@ class Worker:
   """Actor and solver work for one game (see the module docstring)."""
 
   def __init__(self, config: TrainConfig, net: cvpn.CVPN | None = None,
-               seed: int = 0):
+               seed: int = 0, index: int = 0):
     self.config = config
     self.game = sog.search_game(pyspiel.load_game(config.game))
     if net is None:
@@ -96,7 +105,7 @@ class Worker:
                pyspiel.GameType.Information.PERFECT_INFORMATION)
     self._top_k = 1 if perfect else 0
     self.stats = WorkStats()
-    self.index = 0
+    self.index = index  # which actor or solver this is (in stats)
 
   def _search_config(self, simulations, expansions) -> gt_cfr.GTCFRConfig:
     return gt_cfr.GTCFRConfig(simulations=simulations,
@@ -215,10 +224,7 @@ class Worker:
 
   def _expected_value(self, ps, summary, q, j) -> float:
     """The acting player's expected utility at its infostate j."""
-    o = 1 - q
-    mask = ps.history_infostate[q] == j
-    mass = float(np.sum(ps.chance_reach[mask] *
-                        summary.ranges[o][ps.history_infostate[o][mask]]))
+    mass = _infostate_mass(ps, summary.ranges, q, j)
     return float(summary.values[q][j]) / mass if mass > 0 else 0.0
 
   def _td1_example(self, query: Query, held, returns) -> cvpn.Batch:
@@ -226,12 +232,8 @@ class Worker:
     ps = query.public_state
     values = []
     for p in range(2):
-      o = 1 - p
-      mask = ps.history_infostate[p] == held[p]
-      mass = float(np.sum(ps.chance_reach[mask] * query.ranges[o][
-          ps.history_infostate[o][mask]]))
       v = np.zeros(ps.num_infostates(p))
-      v[held[p]] = returns[p] * mass
+      v[held[p]] = returns[p] * _infostate_mass(ps, query.ranges, p, held[p])
       values.append(v)
     batch = self.encoder.encode([query], values=[values])
     rows = self.encoder.rows(ps)
@@ -254,7 +256,7 @@ class Worker:
       summary = result.summaries[node.ps.id]
       if summary.ranges[0].sum() > 0 and summary.ranges[1].sum() > 0:
         candidates.append(node)
-    return _pick(self.rng, candidates, min(count, len(candidates)))
+    return _pick(self.rng, candidates, count)
 
   def solve(self, messages: Sequence[QueryMessage]
             ) -> tuple[cvpn.Batch, list[QueryMessage]]:

@@ -139,8 +139,7 @@ def _process_main(role: str, index: int, config_json: dict, param_path: str,
                   query_queue, example_queue, stop_event) -> None:
   _limit_threads()
   config = TrainConfig.from_json(config_json)
-  worker = selfplay.Worker(config, seed=1 + index)
-  worker.index = index
+  worker = selfplay.Worker(config, seed=1 + index, index=index)
   channel = _FileChannel(query_queue, example_queue, param_path,
                          worker.net.params, config.solvers)
   parent = multiprocessing.parent_process()
@@ -151,11 +150,13 @@ def _process_main(role: str, index: int, config_json: dict, param_path: str,
                                    not parent.is_alive())
 
   # Wait for the learner's first parameters.
-  while channel.new_params() is None:
+  params = channel.new_params()
+  while params is None:
     if should_stop():
       return
     time.sleep(0.1)
-  channel._mtime = None  # pylint: disable=protected-access
+    params = channel.new_params()
+  worker.set_params(params)
 
   try:
     worker_loop(role, worker, channel, should_stop)

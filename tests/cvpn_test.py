@@ -328,6 +328,56 @@ def test_value_function_from_checkpoint_evaluates_queries(kuhn,
   np.testing.assert_allclose(ev.policy.sum(axis=1), 1.0)
 
 
+def test_average_checkpoints_is_the_mean_of_the_parameters(
+    kuhn, trained_checkpoint, selfplay_data, tmp_path):
+  game, _, encoder = kuhn
+  path, net = trained_checkpoint
+  later = cvpn.load_checkpoint(path, game)
+  for _ in range(3):
+    later.train_step(selfplay_data)
+  later_path = str(tmp_path / "later.npz")
+  cvpn.save_checkpoint(later_path, later, game=game)
+
+  averaged = cvpn.average_checkpoints([later_path, path])
+  assert averaged.step == 8
+  assert averaged.metadata["extra"]["averaged_steps"] == [5, 8]
+  assert averaged.opt_state is None
+  leaves = zip(*(jax.tree_util.tree_leaves(n.params)
+                 for n in (net, later, averaged)))
+  for a, b, mean in leaves:
+    assert not np.array_equal(np.asarray(a), np.asarray(b))
+    np.testing.assert_allclose(np.asarray(mean),
+                               (np.asarray(a) + np.asarray(b)) / 2,
+                               rtol=1e-6, atol=1e-7)
+  out = str(tmp_path / "avg.npz")
+  cvpn.save_checkpoint(out, averaged, game=game,
+                       extra=averaged.metadata["extra"])
+  meta, _ = cvpn.read_checkpoint(out)
+  assert meta["has_optimizer"] is False
+  assert meta["extra"]["averaged_steps"] == [5, 8]
+  value_fn = cvpn.CVPNValueFunction.from_checkpoint(out, game)
+  assert value_fn.net.step == 8
+  del encoder
+
+
+def test_average_checkpoints_rejects_mixed_runs(kuhn, trained_checkpoint,
+                                                tmp_path):
+  game, _, encoder = kuhn
+  path, _ = trained_checkpoint
+  with pytest.raises(cvpn.CheckpointError, match="no checkpoints"):
+    cvpn.average_checkpoints([])
+  with pytest.raises(cvpn.CheckpointError, match=r"kuhn_poker.*leduc_poker"):
+    cvpn.average_checkpoints([path], "leduc_poker")
+  other = cvpn.CVPN(encoder, cvpn.NetworkConfig(hidden=(16,)))
+  other.init(0)
+  other_path = str(tmp_path / "other.npz")
+  cvpn.save_checkpoint(other_path, other, game=game)
+  with pytest.raises(cvpn.CheckpointError, match="network settings"):
+    cvpn.average_checkpoints([path, other_path])
+  with pytest.raises(cvpn.CheckpointError, match="does not exist"):
+    cvpn.average_checkpoints([path, str(tmp_path / "missing.npz")])
+
+
 # --- 5. Errors ---------------------------------------------------------------
 
 

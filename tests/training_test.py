@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 
+import jax
 import numpy as np
 from open_spiel.python.algorithms import best_response as os_best_response
 import pyspiel
@@ -300,6 +301,55 @@ def test_train_binary_resume_without_checkpoint_exits_2(tmp_path):
   assert "missing.npz" in result.stderr
   assert "does not exist" in result.stderr
   assert "Traceback" not in result.stderr
+
+
+def _average_py(*flags):
+  return subprocess.run(
+      [sys.executable, os.path.join(ROOT, "examples", "average_checkpoints.py"),
+       *flags], capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_average_checkpoints_binary_averages_kept_checkpoints(tmp_path):
+  checkpoint = str(tmp_path / "run.npz")
+  result = _train_py(
+      "--game=kuhn_poker", "--backend=inline", "--steps=30", "--hidden=16",
+      "--batch_size=32", "--min_replay=32", "--actor_simulations=10",
+      "--solver_simulations=10", "--checkpoint_every=10", "--keep_checkpoints",
+      f"--checkpoint={checkpoint}", "--noprogress")
+  assert result.returncode == 0, result.stderr
+  output = str(tmp_path / "avg.npz")
+  result = _average_py(f"--checkpoints={tmp_path}/run.step-*.npz",
+                       "--min_step=20", f"--output={output}")
+  assert result.returncode == 0, result.stderr
+  assert "steps [20, 30]" in result.stdout
+  averaged = cvpn.load_checkpoint(output, "kuhn_poker")
+  assert averaged.metadata["extra"]["averaged_steps"] == [20, 30]
+  kept = [cvpn.load_checkpoint(str(tmp_path / f"run.step-{s}.npz"),
+                               "kuhn_poker") for s in (20, 30)]
+  for mean, a, b in zip(*(jax.tree_util.tree_leaves(n.params)
+                          for n in [averaged] + kept)):
+    np.testing.assert_allclose(np.asarray(mean),
+                               (np.asarray(a) + np.asarray(b)) / 2,
+                               rtol=1e-6, atol=1e-7)
+  # An averaged checkpoint holds no optimiser state: resuming says so.
+  result = _train_py("--game=kuhn_poker", "--backend=inline", "--steps=40",
+                     "--hidden=16", f"--checkpoint={output}", "--resume",
+                     "--noprogress")
+  assert result.returncode == 2
+  assert "optimiser state" in result.stderr
+  assert "Traceback" not in result.stderr
+
+  for flags, message in [
+      ([f"--checkpoints={tmp_path}/nothing-*.npz"], "no checkpoint matches"),
+      ([f"--checkpoints={tmp_path}/run.step-*.npz", "--min_step=99"],
+       "has a step in"),
+      ([f"--checkpoints={tmp_path}/run.step-*.npz", "--game=leduc_poker"],
+       "leduc_poker")]:
+    result = _average_py(*flags, f"--output={tmp_path}/bad.npz")
+    assert result.returncode == 1, (flags, result.stderr)
+    assert message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+  assert not os.path.exists(f"{tmp_path}/bad.npz")
 
 
 # --- 10. The sog bot with a trained checkpoint -------------------------------

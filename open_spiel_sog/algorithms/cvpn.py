@@ -487,6 +487,7 @@ def save_checkpoint(path: str, net: CVPN, *, game: pyspiel.Game | str,
     raise ValueError("cvpn: nothing to save, the network has no parameters")
   if isinstance(game, str):
     game = pyspiel.load_game(game)
+  include_optimizer = include_optimizer and net.opt_state is not None
   meta = {"format": CHECKPOINT_FORMAT, "game": str(game), "step": net.step,
           "network": net.config.to_json(), "spec": net.encoder.spec(),
           "extra": extra or {}, "has_optimizer": bool(include_optimizer)}
@@ -553,6 +554,44 @@ def load_checkpoint(path: str, game: pyspiel.Game | str,
   net.step = int(meta["step"])
   net.metadata = meta
   return net
+
+
+def average_checkpoints(paths: Sequence[str],
+                        game: pyspiel.Game | str | None = None) -> CVPN:
+  """The network whose parameters are the mean of the checkpoints' parameters.
+
+  Stochastic weight averaging (Izmailov et al., 2018) over the periodic
+  checkpoints of one run (`train.py --keep_checkpoints`): averaging the
+  iterates of the last part of training smooths out the noise of the
+  minibatch updates. All checkpoints must be for the same game (`game`, if
+  given) and have the same network settings. The result carries no optimiser
+  state (it is for inference, not for resuming); its step is the last one
+  and its metadata lists the averaged steps.
+  """
+  if not paths:
+    raise CheckpointError("average_checkpoints: no checkpoints given")
+  import jax  # pylint: disable=g-import-not-at-top
+  metas = [read_checkpoint(p)[0] for p in paths]
+  if game is None:
+    game = metas[0]["game"]
+  nets = []
+  for path, meta in zip(paths, metas):
+    if meta["network"] != metas[0]["network"]:
+      raise CheckpointError(
+          f"cannot average {path!r} with {paths[0]!r}: network settings "
+          f"{meta['network']} differ from {metas[0]['network']}")
+    nets.append(load_checkpoint(path, game))
+  order = sorted(range(len(nets)), key=lambda i: nets[i].step)
+  out = nets[order[-1]]
+  out.params = jax.tree_util.tree_map(
+      lambda *xs: np.mean(np.stack([np.asarray(x, np.float64) for x in xs]),
+                          axis=0).astype(np.asarray(xs[0]).dtype),
+      *[n.params for n in nets])
+  out.opt_state = None
+  extra = dict(out.metadata.get("extra", {}))
+  extra["averaged_steps"] = [nets[i].step for i in order]
+  out.metadata = dict(out.metadata, extra=extra, has_optimizer=False)
+  return out
 
 
 # --- Shipped networks -------------------------------------------------------

@@ -161,6 +161,7 @@ def _checkpoint_info(path):
       "configured_steps": train.get("steps"),
       "train_seconds": extra.get("train_seconds"),
       "examples": extra.get("examples"),
+      "averaged_steps": extra.get("averaged_steps"),
       "train": train or None,
   }
 
@@ -218,6 +219,9 @@ def _measure_games(games, overrides, seeds, simulations, progress):
     steps = str(info["step"])
     if info["configured_steps"] not in (None, info["step"]):
       steps += f" (of {info['configured_steps']} configured)"
+    if info["averaged_steps"]:
+      steps += (" (weights averaged over steps "
+                f"{', '.join(map(str, info['averaged_steps']))})")
     examples = ("unknown" if info["examples"] is None
                 else str(info["examples"]))
     print(f"{row['game']}: SoG({simulations}, 1), {len(seeds)} seed(s): "

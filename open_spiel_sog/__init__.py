@@ -13,24 +13,31 @@ Public API:
     (`open_spiel_sog.bots.sog`).
   sog_exploitability: exact exploitability of SoG over seeds
     (`open_spiel_sog.evaluation.exploitability`).
+  ISMCTSBRBot: a trained ISMCTS-BR best responder to a fixed opponent,
+    registered as "ismcts_br" (`open_spiel_sog.bots.ismcts_br`; the
+    algorithm is `open_spiel_sog.algorithms.ismcts_br`).
 """
 
 from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
 from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import check_public_states
+from open_spiel_sog.bots import ismcts_br as _ismcts_br
 from open_spiel_sog.bots import sog as _sog
+from open_spiel_sog.bots.ismcts_br import ISMCTSBRBot
 from open_spiel_sog.bots.sog import SoGBot
 from open_spiel_sog.bots.sog import SoGConfig
 from open_spiel_sog.evaluation.exploitability import sog_exploitability
 from open_spiel_sog.registry import register_bot
 
 _sog.register()
+_ismcts_br.register()
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CFRConfig",
+    "ISMCTSBRBot",
     "PublicStateObserver",
     "PublicTreeCFR",
     "SoGBot",

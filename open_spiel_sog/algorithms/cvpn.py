@@ -711,3 +711,295 @@ class CVPNValueFunction(value_functions.ValueFunction):
     if not queries:
       return []
     return self.net.evaluate_batch(queries)
+
+
+# --- ISMCTS-BR's value-and-prior network ------------------------------------
+
+VALUE_PRIOR_FORMAT = "open_spiel_sog.value_prior/1"
+
+
+class ValuePriorNet:
+  """The value-and-prior network of ISMCTS-BR (algorithms/ismcts_br.py).
+
+  One network serves both seats of a two-player game: its input is the
+  responder's `information_state_tensor(seat)` followed by a one-hot of the
+  seat. Two MLP torsos (`NetworkConfig.hidden` for the value,
+  `policy_hidden` for the prior, as in the CVPN) give a scalar value and
+  logits over `game.num_distinct_actions()`, masked to the legal actions.
+
+  Values are learned in units of the game's largest absolute utility
+  (`utility_scale`), so targets lie in [-1, 1]; `train_step` takes and
+  `predict` returns them in the game's own utility units. Loss:
+  value_weight * MSE(value, Monte Carlo return; over the examples whose
+  `value_mask` is 1) + policy_weight *
+  cross-entropy(visit-count policy, prior) + weight_decay * L2. Inference is
+  jitted and padded to power-of-two buckets (one compile per bucket).
+  `NetworkConfig.huber_delta` is not used (the value loss is the MSE).
+  """
+
+  MAX_BUCKET = 4096
+
+  def __init__(self, game: pyspiel.Game | str,
+               config: NetworkConfig | None = None):
+    import haiku as hk  # pylint: disable=g-import-not-at-top
+    import jax  # pylint: disable=g-import-not-at-top
+    import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+    import optax  # pylint: disable=g-import-not-at-top
+
+    if isinstance(game, str):
+      game = pyspiel.load_game(game)
+    game_type = game.get_type()
+    if game.num_players() != 2:
+      raise ValueError(f"value-prior network: {game_type.short_name} has "
+                       f"{game.num_players()} players, not 2")
+    if not game_type.provides_information_state_tensor:
+      raise ValueError(f"value-prior network: {game_type.short_name} does not "
+                       "provide information_state_tensor, its input")
+    self.game = game
+    self.config = config or NetworkConfig()
+    self.config.validate()
+    self.tensor_size = int(game.information_state_tensor_size())
+    self.input_size = self.tensor_size + 2
+    self.num_actions = int(game.num_distinct_actions())
+    self.utility_scale = float(max(abs(game.max_utility()),
+                                   abs(game.min_utility()))) or 1.0
+    hidden = tuple(int(h) for h in self.config.hidden)
+    policy_hidden = tuple(int(h) for h in self.config.policy_hidden)
+    actions = self.num_actions
+
+    def forward(inputs):
+      torso = hk.nets.MLP(hidden, activate_final=True, name="torso")(inputs)
+      value = hk.Linear(1, name="value")(torso)[..., 0]
+      policy_torso = hk.nets.MLP(policy_hidden, activate_final=True,
+                                 name="policy_torso")(inputs)
+      logits = hk.Linear(actions, name="policy")(policy_torso)
+      return value, logits
+
+    self._net = hk.without_apply_rng(hk.transform(forward))
+    self._optimizer = _optimizer(self.config)
+    cfg = self.config
+
+    def loss_fn(params, batch):
+      value, logits = self._net.apply(params, batch["inputs"])
+      vmask = batch["value_mask"]
+      value_loss = (jnp.sum(jnp.square(value - batch["value_target"]) * vmask)
+                    / jnp.maximum(jnp.sum(vmask), 1.0))
+      legal = batch["legal"]
+      logp = jax.nn.log_softmax(jnp.where(legal > 0, logits, -1e9), axis=-1)
+      ce = -jnp.sum(batch["policy_target"] * jnp.where(legal > 0, logp, 0.0),
+                    axis=-1)
+      policy_loss = jnp.mean(ce)
+      loss = cfg.value_weight * value_loss + cfg.policy_weight * policy_loss
+      if cfg.weight_decay:
+        loss += cfg.weight_decay * sum(
+            jnp.sum(jnp.square(w)) for w in jax.tree_util.tree_leaves(params))
+      return loss, {"loss": loss, "value_loss": value_loss,
+                    "policy_loss": policy_loss}
+
+    def update(params, opt_state, batch):
+      grads, metrics = jax.grad(loss_fn, has_aux=True)(params, batch)
+      updates, opt_state = self._optimizer.update(grads, opt_state, params)
+      return optax.apply_updates(params, updates), opt_state, metrics
+
+    def predict(params, inputs, legal):
+      value, logits = self._net.apply(params, inputs)
+      prior = jax.nn.softmax(
+          jnp.where(legal > 0, logits / cfg.prior_temperature, -1e9), axis=-1)
+      return value, prior
+
+    self._jax = jax
+    self._update = jax.jit(update)
+    self._loss = jax.jit(loss_fn)
+    self._predict = jax.jit(predict)
+    self.params = None
+    self.opt_state = None
+    self.step = 0
+    self.metadata: dict[str, Any] = {}
+
+  # --- Encoding --------------------------------------------------------------
+
+  def features(self, state: pyspiel.State, seat: int) -> np.ndarray:
+    """[input_size] float32: `seat`'s infostate tensor, then a seat one-hot."""
+    x = np.zeros(self.input_size, dtype=np.float32)
+    x[:self.tensor_size] = state.information_state_tensor(seat)
+    x[self.tensor_size + seat] = 1.0
+    return x
+
+  def legal_mask(self, state: pyspiel.State) -> np.ndarray:
+    """[num_actions] float32, 1 on the acting player's legal actions."""
+    mask = np.zeros(self.num_actions, dtype=np.float32)
+    mask[state.legal_actions()] = 1.0
+    return mask
+
+  # --- Parameters ------------------------------------------------------------
+
+  def init(self, seed: int = 0) -> None:
+    dummy = np.zeros((1, self.input_size), dtype=np.float32)
+    self.params = self._net.init(self._jax.random.PRNGKey(seed), dummy)
+    self.opt_state = self._optimizer.init(self.params)
+    self.step = 0
+
+  def _check_params(self) -> None:
+    if self.params is None:
+      raise ValueError("value-prior network: parameters are not initialised "
+                       "(call init or load a checkpoint)")
+
+  def _batch(self, inputs, legal, value_target, policy_target, value_mask):
+    inputs = np.asarray(inputs, dtype=np.float32)
+    n = inputs.shape[0] if inputs.ndim == 2 else -1
+    shapes = {"inputs": (inputs.shape, (n, self.input_size)),
+              "legal": (np.shape(legal), (n, self.num_actions)),
+              "value_target": (np.shape(value_target), (n,)),
+              "policy_target": (np.shape(policy_target),
+                                (n, self.num_actions))}
+    if value_mask is None:
+      value_mask = np.ones(max(n, 0), dtype=np.float32)
+    shapes["value_mask"] = (np.shape(value_mask), (n,))
+    for name, (got, want) in shapes.items():
+      if n < 1 or tuple(got) != want:
+        raise ValueError(f"value-prior network: {name} has shape {got}, "
+                         f"expected {want} (B examples, B >= 1)")
+    return {"inputs": inputs,
+            "legal": np.asarray(legal, dtype=np.float32),
+            "value_target": (np.asarray(value_target, dtype=np.float32) /
+                             self.utility_scale),
+            "policy_target": np.asarray(policy_target, dtype=np.float32),
+            "value_mask": np.asarray(value_mask, dtype=np.float32)}
+
+  # --- Training --------------------------------------------------------------
+
+  def train_step(self, inputs: np.ndarray, legal: np.ndarray,
+                 value_target: np.ndarray, policy_target: np.ndarray,
+                 value_mask: np.ndarray | None = None) -> dict[str, float]:
+    """One optimiser step; returns the losses before it.
+
+    Args:
+      inputs: [B, input_size] from `features`.
+      legal: [B, num_actions] legal-action masks.
+      value_target: [B] returns in the game's utility units.
+      policy_target: [B, num_actions] target policies (visit counts).
+      value_mask: [B] 1 where the value target counts (default: all).
+    """
+    self._check_params()
+    batch = self._batch(inputs, legal, value_target, policy_target,
+                        value_mask)
+    self.params, self.opt_state, metrics = self._update(
+        self.params, self.opt_state, batch)
+    self.step += 1
+    return {k: float(v) for k, v in metrics.items()}
+
+  def loss(self, inputs, legal, value_target, policy_target, value_mask=None
+           ) -> dict[str, float]:
+    """The losses on a batch (as `train_step` takes it), without a step."""
+    self._check_params()
+    _, metrics = self._loss(self.params, self._batch(
+        inputs, legal, value_target, policy_target, value_mask))
+    return {k: float(v) for k, v in metrics.items()}
+
+  # --- Inference -------------------------------------------------------------
+
+  def predict(self, inputs: np.ndarray, legal: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """(values [B] in the game's utility units, prior [B, num_actions])."""
+    self._check_params()
+    inputs = np.asarray(inputs, dtype=np.float32)
+    legal = np.asarray(legal, dtype=np.float32)
+    n = inputs.shape[0]
+    out_v, out_p = [], []
+    for lo in range(0, max(n, 1), self.MAX_BUCKET):
+      chunk = inputs[lo:lo + self.MAX_BUCKET]
+      chunk_legal = legal[lo:lo + self.MAX_BUCKET]
+      m = chunk.shape[0]
+      size = _bucket(m)
+      if size != m:
+        chunk = np.concatenate(
+            [chunk, np.zeros((size - m,) + chunk.shape[1:], chunk.dtype)])
+        chunk_legal = np.concatenate(
+            [chunk_legal,
+             np.zeros((size - m,) + chunk_legal.shape[1:], chunk_legal.dtype)])
+      v, p = self._predict(self.params, chunk, chunk_legal)
+      out_v.append(np.asarray(v)[:m])
+      out_p.append(np.asarray(p)[:m])
+    values = np.concatenate(out_v).astype(np.float64) * self.utility_scale
+    return values, np.concatenate(out_p).astype(np.float64)
+
+  # --- Checkpoints -----------------------------------------------------------
+
+  def spec(self) -> dict[str, Any]:
+    """What a checkpoint must agree with to be used for this game."""
+    return {"input_size": self.input_size, "num_actions": self.num_actions,
+            "utility_scale": self.utility_scale}
+
+  def save(self, path: str, *, extra: dict[str, Any] | None = None,
+           include_optimizer: bool = True) -> None:
+    """Writes params, optimiser state, step, network config, game string and
+    `extra` to `path` (.npz, with a JSON metadata array), atomically."""
+    self._check_params()
+    include_optimizer = include_optimizer and self.opt_state is not None
+    meta = {"format": VALUE_PRIOR_FORMAT, "game": str(self.game),
+            "step": self.step, "network": self.config.to_json(),
+            "spec": self.spec(), "extra": extra or {},
+            "has_optimizer": bool(include_optimizer)}
+    arrays = _flatten(self.params, "params")
+    if include_optimizer:
+      arrays.update(_flatten(self.opt_state, "opt_state"))
+    arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(),
+                                       dtype=np.uint8)
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+      np.savez(f, **arrays)
+    os.replace(tmp, path)
+
+  @staticmethod
+  def read(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """(metadata, arrays) of a value-prior checkpoint, with clear errors."""
+    if not os.path.exists(path):
+      raise CheckpointError(f"value-prior checkpoint {path!r} does not exist")
+    try:
+      with open(path, "rb") as f:
+        data = f.read()
+      with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+      raise CheckpointError(f"{path!r} is not a readable value-prior "
+                            f"checkpoint (corrupt or not an .npz file): {e}"
+                            ) from None
+    if "__meta__" not in arrays:
+      raise CheckpointError(f"{path!r} is not a value-prior checkpoint (no "
+                            "metadata)")
+    try:
+      meta = json.loads(arrays.pop("__meta__").tobytes().decode())
+    except (ValueError, UnicodeDecodeError) as e:
+      raise CheckpointError(f"{path!r}: corrupt checkpoint metadata: {e}"
+                            ) from None
+    if not isinstance(meta, dict) or meta.get("format") != VALUE_PRIOR_FORMAT:
+      found = meta.get("format") if isinstance(meta, dict) else None
+      raise CheckpointError(f"{path!r}: unsupported checkpoint format "
+                            f"{found!r}; supported: {VALUE_PRIOR_FORMAT!r}")
+    return meta, arrays
+
+  @classmethod
+  def load(cls, path: str, game: pyspiel.Game | str) -> "ValuePriorNet":
+    """The network stored at `path`, checked against `game`."""
+    meta, arrays = cls.read(path)
+    game = pyspiel.load_game(game) if isinstance(game, str) else game
+    if meta.get("game") != str(game):
+      raise CheckpointError(f"checkpoint {path!r} was trained for "
+                            f"{meta.get('game')}, not {game}")
+    try:
+      config = NetworkConfig.from_json(meta["network"])
+    except (KeyError, ValueError, TypeError) as e:
+      raise CheckpointError(f"{path!r}: bad network settings: {e}") from None
+    net = cls(game, config)
+    if meta.get("spec") != net.spec():
+      raise CheckpointError(f"checkpoint {path!r} expects inputs/outputs "
+                            f"{meta.get('spec')}, {game} has {net.spec()}")
+    net.init(0)
+    net.params = _unflatten(net.params, arrays, "params", path)
+    if meta.get("has_optimizer"):
+      net.opt_state = _unflatten(net.opt_state, arrays, "opt_state", path)
+    net.step = int(meta.get("step", 0))
+    net.metadata = meta
+    return net

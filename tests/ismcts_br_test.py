@@ -16,6 +16,7 @@ Networks are tiny and runs short: the file takes well under 90 s on two
 cores.
 """
 
+import dataclasses
 import json
 import os
 
@@ -323,6 +324,30 @@ def test_approximate_exploitability_trains_from_a_spec(kuhn):
   assert report["exact_nash_conv"] == pytest.approx(1 / 3)
 
 
+def test_search_tree_value_targets(leduc):
+  """Training searches give value targets at the non-root responder
+  infostates enough simulations passed through: mean returns, within the
+  game's utilities, with visit-count prior targets over legal actions."""
+  config = dataclasses.replace(SMALL, simulations=200, tree_value_targets=10)
+  opponents = {1: ib.make_opponent(leduc, "always_raise", 1)}
+  br = ib.ISMCTSBR(leduc, opponents, config)
+  state = _play(leduc, [0, 3])  # both dealt; player 0 acts first
+  examples = []
+  br.search(state, tree_examples=examples)
+  assert examples
+  for x, legal, target, mask, value in examples:
+    assert x.shape == (br.net.input_size,) and mask == 1.0
+    assert leduc.min_utility() <= value <= leduc.max_utility()
+    assert target.sum() == pytest.approx(1.0)
+    assert np.all(target[legal == 0] == 0)
+  records, _ = br._episode(0)  # pylint: disable=protected-access
+  own = [r for r in records if r[4] is not None]
+  assert own and len(records) > len(own)
+  off = dataclasses.replace(config, tree_value_targets=0)
+  records, _ = ib.ISMCTSBR(leduc, opponents, off)._episode(0)  # pylint: disable=protected-access
+  assert all(r[4] is None for r in records)
+
+
 # --- 4. Configuration and usage errors ---------------------------------------
 
 
@@ -333,6 +358,7 @@ def test_approximate_exploitability_trains_from_a_spec(kuhn):
     ("epsilon", 2.0, "epsilon must be in"),
     ("batch_size", 20_000, "batch_size .* must be <= replay_size"),
     ("hidden", (), "hidden must be positive widths"),
+    ("tree_value_targets", -1, "tree_value_targets must be >= 0"),
 ])
 def test_config_validation(field, value, message):
   with pytest.raises(ValueError, match=message):

@@ -287,6 +287,32 @@ def test_kuhn_vs_uniform_reaches_95_percent_of_the_exact_best_response(
     assert value <= exact + 1e-9
 
 
+@pytest.mark.parametrize("game_string,spec,games", [
+    ("leduc_poker", "always_call", 300),
+    ("liars_dice(numdice=1,dice_sides=4)", "uniform_random", 1000),
+])
+def test_reaches_95_percent_of_openspiels_best_response(game_string, spec,
+                                                        games):
+  """Tables 1 and 2 of the paper, where they are fast: the trained
+  responder's greedy policy, scored exactly, reaches 95% of OpenSpiel's
+  exact best-response value in both seats (and never exceeds it)."""
+  game = pyspiel.load_game(game_string)
+  config = ib.ISMCTSBRConfig(games=games, seed=0)
+  result = ib.approximate_exploitability(game, spec, config, exact=True,
+                                         num_games=500)
+  for seat in (0, 1):
+    entry = result["seats"][seat]
+    # OpenSpiel's BestResponsePolicy value against the opponent's policy.
+    openspiel = entry["exact_br_value"]
+    if spec == "uniform_random":
+      assert openspiel == pytest.approx(os_exploitability.best_response(
+          game, os_policy.UniformRandomPolicy(game), seat)[
+              "best_response_value"])
+    assert entry["approx_br_exact_value"] >= 0.95 * openspiel, (seat, entry)
+    assert entry["approx_br_exact_value"] <= openspiel + 1e-9
+    assert entry["approx_br_value"] <= openspiel + 4 * entry["stderr"]
+
+
 def test_sampled_value_is_consistent_with_the_exact_values(kuhn, trained_kuhn):
   br, _ = trained_kuhn
   for seat in (0, 1):

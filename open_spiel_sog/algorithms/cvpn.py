@@ -29,7 +29,7 @@ import json
 import os
 import weakref
 import zipfile
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pyspiel
@@ -105,25 +105,40 @@ class NetworkConfig:
       raise ValueError("cvpn: weight_decay must be >= 0")
 
   def to_json(self) -> dict[str, Any]:
-    d = dataclasses.asdict(self)
-    d["hidden"] = list(self.hidden)
-    d["policy_hidden"] = list(self.policy_hidden)
-    return d
+    return settings_to_json(self)
 
   @classmethod
   def from_json(cls, d: dict[str, Any]) -> "NetworkConfig":
-    fields = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(d) - fields)
-    if unknown:
-      raise ValueError(f"cvpn: unknown network setting(s) {unknown}; "
-                       f"supported: {sorted(fields)}")
-    d = dict(d)
-    for name in ("hidden", "policy_hidden"):
-      if name in d:
-        d[name] = tuple(int(h) for h in d[name])
-    config = cls(**d)
-    config.validate()
-    return config
+    return settings_from_json(cls, d, "cvpn: unknown network setting(s)")
+
+
+_WIDTHS = ("hidden", "policy_hidden")
+
+
+def settings_to_json(settings) -> dict[str, Any]:
+  """A settings dataclass as JSON (layer widths as lists)."""
+  d = dataclasses.asdict(settings)
+  for name in _WIDTHS:
+    if name in d:
+      d[name] = list(d[name])
+  return d
+
+
+def settings_from_json(cls, d: Mapping[str, Any], unknown_message: str):
+  """The validated settings dataclass `cls` from `settings_to_json`'s
+  output; unknown keys raise ValueError(`unknown_message` ...)."""
+  fields = {f.name for f in dataclasses.fields(cls)}
+  unknown = sorted(set(d) - fields)
+  if unknown:
+    raise ValueError(f"{unknown_message} {unknown}; supported: "
+                     f"{sorted(fields)}")
+  d = dict(d)
+  for name in _WIDTHS:
+    if name in d:
+      d[name] = tuple(int(h) for h in d[name])
+  config = cls(**d)
+  config.validate()
+  return config
 
 
 # --- Encoding ---------------------------------------------------------------
@@ -295,6 +310,75 @@ def _bucket(n: int) -> int:
   return size
 
 
+def _jit_functions(net, optimizer, cfg: NetworkConfig, terms):
+  """Jitted (update, loss, predict) of a Haiku network whose apply gives
+  (values, logits).
+
+  `terms(values, logits, batch)` gives its (value_loss, policy_loss); the
+  loss is value_weight * value_loss + policy_weight * policy_loss (+
+  weight_decay * L2). `predict(params, inputs, legal)` gives (values, the
+  softmax of the logits at `prior_temperature` over legal actions).
+  """
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  import optax  # pylint: disable=g-import-not-at-top
+
+  def loss_fn(params, batch):
+    values, logits = net.apply(params, batch["inputs"])
+    value_loss, policy_loss = terms(values, logits, batch)
+    loss = cfg.value_weight * value_loss + cfg.policy_weight * policy_loss
+    if cfg.weight_decay:
+      loss += cfg.weight_decay * sum(
+          jnp.sum(jnp.square(w)) for w in jax.tree_util.tree_leaves(params))
+    return loss, {"loss": loss, "value_loss": value_loss,
+                  "policy_loss": policy_loss}
+
+  def update(params, opt_state, batch):
+    grads, metrics = jax.grad(loss_fn, has_aux=True)(params, batch)
+    updates, opt_state = optimizer.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, metrics
+
+  def predict(params, inputs, legal):
+    values, logits = net.apply(params, inputs)
+    prior = jax.nn.softmax(
+        jnp.where(legal > 0, logits / cfg.prior_temperature, -1e9), axis=-1)
+    return values, prior
+
+  return jax.jit(update), jax.jit(loss_fn), jax.jit(predict)
+
+
+def _cross_entropy(logits, legal, target):
+  """Per-example cross-entropy of `target` against the softmax of `logits`
+  over legal actions (the last axis)."""
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  logp = jax.nn.log_softmax(jnp.where(legal > 0, logits, -1e9), axis=-1)
+  return -jnp.sum(target * jnp.where(legal > 0, logp, 0.0), axis=-1)
+
+
+def _padded_predict(predict, params, inputs: np.ndarray, legal: np.ndarray,
+                    max_bucket: int) -> tuple[np.ndarray, np.ndarray]:
+  """`predict` over the rows of `inputs` in chunks of at most `max_bucket`,
+  each padded to a power-of-two size, so each size compiles once."""
+  n = inputs.shape[0]
+  out_v, out_p = [], []
+  for lo in range(0, max(n, 1), max_bucket):
+    chunk = inputs[lo:lo + max_bucket]
+    chunk_legal = legal[lo:lo + max_bucket]
+    m = chunk.shape[0]
+    size = _bucket(m)
+    if size != m:
+      chunk = np.concatenate(
+          [chunk, np.zeros((size - m,) + chunk.shape[1:], chunk.dtype)])
+      chunk_legal = np.concatenate(
+          [chunk_legal,
+           np.zeros((size - m,) + chunk_legal.shape[1:], chunk_legal.dtype)])
+    v, p = predict(params, chunk, chunk_legal)
+    out_v.append(np.asarray(v)[:m])
+    out_p.append(np.asarray(p)[:m])
+  return np.concatenate(out_v), np.concatenate(out_p)
+
+
 class CVPN:
   """The network for one game: parameters, optimiser, losses, inference."""
 
@@ -325,43 +409,19 @@ class CVPN:
     self._optimizer = _optimizer(self.config)
     cfg = self.config
 
-    def masked_log_softmax(logits, legal):
-      logits = jnp.where(legal > 0, logits, -1e9)
-      return jax.nn.log_softmax(logits, axis=-1)
-
-    def loss_fn(params, batch):
-      values, logits = self._net.apply(params, batch["inputs"])
+    def terms(values, logits, batch):
       err = values - batch["value_target"]
       huber = optax.losses.huber_loss(err, delta=cfg.huber_delta)
       vmask = batch["value_mask"]
       value_loss = jnp.sum(huber * vmask) / jnp.maximum(jnp.sum(vmask), 1.0)
-      logp = masked_log_softmax(logits, batch["legal"])
-      ce = -jnp.sum(batch["policy_target"] * jnp.where(batch["legal"] > 0,
-                                                       logp, 0.0), axis=-1)
+      ce = _cross_entropy(logits, batch["legal"], batch["policy_target"])
       pmask = batch["policy_mask"]
       policy_loss = jnp.sum(ce * pmask) / jnp.maximum(jnp.sum(pmask), 1.0)
-      loss = cfg.value_weight * value_loss + cfg.policy_weight * policy_loss
-      if cfg.weight_decay:
-        loss += cfg.weight_decay * sum(
-            jnp.sum(jnp.square(w)) for w in jax.tree_util.tree_leaves(params))
-      return loss, {"loss": loss, "value_loss": value_loss,
-                    "policy_loss": policy_loss}
-
-    def update(params, opt_state, batch):
-      grads, metrics = jax.grad(loss_fn, has_aux=True)(params, batch)
-      updates, opt_state = self._optimizer.update(grads, opt_state, params)
-      return optax.apply_updates(params, updates), opt_state, metrics
-
-    def predict(params, inputs, legal):
-      values, logits = self._net.apply(params, inputs)
-      prior = jax.nn.softmax(
-          jnp.where(legal > 0, logits / cfg.prior_temperature, -1e9), axis=-1)
-      return values, prior
+      return value_loss, policy_loss
 
     self._jax = jax
-    self._update = jax.jit(update)
-    self._loss = jax.jit(loss_fn)
-    self._predict = jax.jit(predict)
+    self._update, self._loss, self._predict = _jit_functions(
+        self._net, self._optimizer, cfg, terms)
     self.params = None
     self.opt_state = None
     self.step = 0
@@ -408,23 +468,8 @@ class CVPN:
               ) -> tuple[np.ndarray, np.ndarray]:
     """(values [B, P] in utility-scale units, prior [B, P, A]); batches are
     padded to power-of-two buckets so each bucket compiles once."""
-    n = inputs.shape[0]
-    out_v, out_p = [], []
-    for lo in range(0, max(n, 1), self.MAX_BUCKET):
-      chunk = inputs[lo:lo + self.MAX_BUCKET]
-      chunk_legal = legal[lo:lo + self.MAX_BUCKET]
-      m = chunk.shape[0]
-      size = _bucket(m)
-      if size != m:
-        chunk = np.concatenate(
-            [chunk, np.zeros((size - m,) + chunk.shape[1:], chunk.dtype)])
-        chunk_legal = np.concatenate(
-            [chunk_legal,
-             np.zeros((size - m,) + chunk_legal.shape[1:], chunk_legal.dtype)])
-      v, p = self._predict(self.params, chunk, chunk_legal)
-      out_v.append(np.asarray(v)[:m])
-      out_p.append(np.asarray(p)[:m])
-    return np.concatenate(out_v), np.concatenate(out_p)
+    return _padded_predict(self._predict, self.params, inputs, legal,
+                           self.MAX_BUCKET)
 
   def evaluate_batch(self, queries: Sequence[value_functions.Query]
                      ) -> list[value_functions.Evaluation]:
@@ -478,6 +523,49 @@ def _unflatten(template, arrays: dict[str, np.ndarray], prefix: str, path):
   return jax.tree_util.tree_unflatten(treedef, loaded)
 
 
+def _write_npz(path: str, meta: dict[str, Any], params, opt_state) -> None:
+  """Writes params (and opt_state unless None) with the JSON `meta` to
+  `path` (.npz), atomically."""
+  arrays = _flatten(params, "params")
+  if opt_state is not None:
+    arrays.update(_flatten(opt_state, "opt_state"))
+  arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+  directory = os.path.dirname(os.path.abspath(path))
+  os.makedirs(directory, exist_ok=True)
+  tmp = f"{path}.tmp{os.getpid()}"
+  with open(tmp, "wb") as f:
+    np.savez(f, **arrays)
+  os.replace(tmp, path)
+
+
+def _read_npz(path: str, fmt: str, kind: str
+              ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+  """(metadata, arrays) of a `kind` checkpoint in format `fmt`, with clear
+  errors."""
+  if not os.path.exists(path):
+    raise CheckpointError(f"{kind} checkpoint {path!r} does not exist")
+  try:
+    with open(path, "rb") as f:
+      data = f.read()
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+      arrays = {k: z[k] for k in z.files}
+  except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+    raise CheckpointError(f"{path!r} is not a readable {kind} checkpoint "
+                          f"(corrupt or not an .npz file): {e}") from None
+  if "__meta__" not in arrays:
+    raise CheckpointError(f"{path!r} is not a {kind} checkpoint (no metadata)")
+  try:
+    meta = json.loads(arrays.pop("__meta__").tobytes().decode())
+  except (ValueError, UnicodeDecodeError) as e:
+    raise CheckpointError(f"{path!r}: corrupt checkpoint metadata: {e}"
+                          ) from None
+  if not isinstance(meta, dict) or meta.get("format") != fmt:
+    found = meta.get("format") if isinstance(meta, dict) else None
+    raise CheckpointError(f"{path!r}: unsupported checkpoint format "
+                          f"{found!r}; supported: {fmt!r}")
+  return meta, arrays
+
+
 def save_checkpoint(path: str, net: CVPN, *, game: pyspiel.Game | str,
                     extra: dict[str, Any] | None = None,
                     include_optimizer: bool = True) -> None:
@@ -491,42 +579,13 @@ def save_checkpoint(path: str, net: CVPN, *, game: pyspiel.Game | str,
   meta = {"format": CHECKPOINT_FORMAT, "game": str(game), "step": net.step,
           "network": net.config.to_json(), "spec": net.encoder.spec(),
           "extra": extra or {}, "has_optimizer": bool(include_optimizer)}
-  arrays = _flatten(net.params, "params")
-  if include_optimizer:
-    arrays.update(_flatten(net.opt_state, "opt_state"))
-  arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-  directory = os.path.dirname(os.path.abspath(path))
-  os.makedirs(directory, exist_ok=True)
-  tmp = f"{path}.tmp{os.getpid()}"
-  with open(tmp, "wb") as f:
-    np.savez(f, **arrays)
-  os.replace(tmp, path)
+  _write_npz(path, meta, net.params,
+             net.opt_state if include_optimizer else None)
 
 
 def read_checkpoint(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
   """(metadata, arrays) of a checkpoint file, with clear errors."""
-  if not os.path.exists(path):
-    raise CheckpointError(f"cvpn checkpoint {path!r} does not exist")
-  try:
-    with open(path, "rb") as f:
-      data = f.read()
-    with np.load(io.BytesIO(data), allow_pickle=False) as z:
-      arrays = {k: z[k] for k in z.files}
-  except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-    raise CheckpointError(f"{path!r} is not a readable cvpn checkpoint "
-                          f"(corrupt or not an .npz file): {e}") from None
-  if "__meta__" not in arrays:
-    raise CheckpointError(f"{path!r} is not a cvpn checkpoint (no metadata)")
-  try:
-    meta = json.loads(arrays.pop("__meta__").tobytes().decode())
-  except (ValueError, UnicodeDecodeError) as e:
-    raise CheckpointError(f"{path!r}: corrupt checkpoint metadata: {e}"
-                          ) from None
-  if meta.get("format") != CHECKPOINT_FORMAT:
-    raise CheckpointError(f"{path!r}: unsupported checkpoint format "
-                          f"{meta.get('format')!r}; supported: "
-                          f"{CHECKPOINT_FORMAT!r}")
-  return meta, arrays
+  return _read_npz(path, CHECKPOINT_FORMAT, "cvpn")
 
 
 def load_checkpoint(path: str, game: pyspiel.Game | str,
@@ -744,7 +803,6 @@ class ValuePriorNet:
     import haiku as hk  # pylint: disable=g-import-not-at-top
     import jax  # pylint: disable=g-import-not-at-top
     import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-    import optax  # pylint: disable=g-import-not-at-top
 
     if isinstance(game, str):
       game = pyspiel.load_game(game)
@@ -777,40 +835,17 @@ class ValuePriorNet:
 
     self._net = hk.without_apply_rng(hk.transform(forward))
     self._optimizer = _optimizer(self.config)
-    cfg = self.config
 
-    def loss_fn(params, batch):
-      value, logits = self._net.apply(params, batch["inputs"])
+    def terms(value, logits, batch):
       vmask = batch["value_mask"]
       value_loss = (jnp.sum(jnp.square(value - batch["value_target"]) * vmask)
                     / jnp.maximum(jnp.sum(vmask), 1.0))
-      legal = batch["legal"]
-      logp = jax.nn.log_softmax(jnp.where(legal > 0, logits, -1e9), axis=-1)
-      ce = -jnp.sum(batch["policy_target"] * jnp.where(legal > 0, logp, 0.0),
-                    axis=-1)
-      policy_loss = jnp.mean(ce)
-      loss = cfg.value_weight * value_loss + cfg.policy_weight * policy_loss
-      if cfg.weight_decay:
-        loss += cfg.weight_decay * sum(
-            jnp.sum(jnp.square(w)) for w in jax.tree_util.tree_leaves(params))
-      return loss, {"loss": loss, "value_loss": value_loss,
-                    "policy_loss": policy_loss}
-
-    def update(params, opt_state, batch):
-      grads, metrics = jax.grad(loss_fn, has_aux=True)(params, batch)
-      updates, opt_state = self._optimizer.update(grads, opt_state, params)
-      return optax.apply_updates(params, updates), opt_state, metrics
-
-    def predict(params, inputs, legal):
-      value, logits = self._net.apply(params, inputs)
-      prior = jax.nn.softmax(
-          jnp.where(legal > 0, logits / cfg.prior_temperature, -1e9), axis=-1)
-      return value, prior
+      ce = _cross_entropy(logits, batch["legal"], batch["policy_target"])
+      return value_loss, jnp.mean(ce)
 
     self._jax = jax
-    self._update = jax.jit(update)
-    self._loss = jax.jit(loss_fn)
-    self._predict = jax.jit(predict)
+    self._update, self._loss, self._predict = _jit_functions(
+        self._net, self._optimizer, self.config, terms)
     self.params = None
     self.opt_state = None
     self.step = 0
@@ -902,26 +937,11 @@ class ValuePriorNet:
               ) -> tuple[np.ndarray, np.ndarray]:
     """(values [B] in the game's utility units, prior [B, num_actions])."""
     self._check_params()
-    inputs = np.asarray(inputs, dtype=np.float32)
-    legal = np.asarray(legal, dtype=np.float32)
-    n = inputs.shape[0]
-    out_v, out_p = [], []
-    for lo in range(0, max(n, 1), self.MAX_BUCKET):
-      chunk = inputs[lo:lo + self.MAX_BUCKET]
-      chunk_legal = legal[lo:lo + self.MAX_BUCKET]
-      m = chunk.shape[0]
-      size = _bucket(m)
-      if size != m:
-        chunk = np.concatenate(
-            [chunk, np.zeros((size - m,) + chunk.shape[1:], chunk.dtype)])
-        chunk_legal = np.concatenate(
-            [chunk_legal,
-             np.zeros((size - m,) + chunk_legal.shape[1:], chunk_legal.dtype)])
-      v, p = self._predict(self.params, chunk, chunk_legal)
-      out_v.append(np.asarray(v)[:m])
-      out_p.append(np.asarray(p)[:m])
-    values = np.concatenate(out_v).astype(np.float64) * self.utility_scale
-    return values, np.concatenate(out_p).astype(np.float64)
+    values, prior = _padded_predict(
+        self._predict, self.params, np.asarray(inputs, dtype=np.float32),
+        np.asarray(legal, dtype=np.float32), self.MAX_BUCKET)
+    return (values.astype(np.float64) * self.utility_scale,
+            prior.astype(np.float64))
 
   # --- Checkpoints -----------------------------------------------------------
 
@@ -940,45 +960,13 @@ class ValuePriorNet:
             "step": self.step, "network": self.config.to_json(),
             "spec": self.spec(), "extra": extra or {},
             "has_optimizer": bool(include_optimizer)}
-    arrays = _flatten(self.params, "params")
-    if include_optimizer:
-      arrays.update(_flatten(self.opt_state, "opt_state"))
-    arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(),
-                                       dtype=np.uint8)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-      np.savez(f, **arrays)
-    os.replace(tmp, path)
+    _write_npz(path, meta, self.params,
+               self.opt_state if include_optimizer else None)
 
   @staticmethod
   def read(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """(metadata, arrays) of a value-prior checkpoint, with clear errors."""
-    if not os.path.exists(path):
-      raise CheckpointError(f"value-prior checkpoint {path!r} does not exist")
-    try:
-      with open(path, "rb") as f:
-        data = f.read()
-      with np.load(io.BytesIO(data), allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-      raise CheckpointError(f"{path!r} is not a readable value-prior "
-                            f"checkpoint (corrupt or not an .npz file): {e}"
-                            ) from None
-    if "__meta__" not in arrays:
-      raise CheckpointError(f"{path!r} is not a value-prior checkpoint (no "
-                            "metadata)")
-    try:
-      meta = json.loads(arrays.pop("__meta__").tobytes().decode())
-    except (ValueError, UnicodeDecodeError) as e:
-      raise CheckpointError(f"{path!r}: corrupt checkpoint metadata: {e}"
-                            ) from None
-    if not isinstance(meta, dict) or meta.get("format") != VALUE_PRIOR_FORMAT:
-      found = meta.get("format") if isinstance(meta, dict) else None
-      raise CheckpointError(f"{path!r}: unsupported checkpoint format "
-                            f"{found!r}; supported: {VALUE_PRIOR_FORMAT!r}")
-    return meta, arrays
+    return _read_npz(path, VALUE_PRIOR_FORMAT, "value-prior")
 
   @classmethod
   def load(cls, path: str, game: pyspiel.Game | str) -> "ValuePriorNet":

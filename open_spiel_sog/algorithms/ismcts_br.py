@@ -636,25 +636,11 @@ class ISMCTSBRConfig:
         policy_weight=self.policy_weight, weight_decay=self.weight_decay)
 
   def to_json(self) -> dict[str, Any]:
-    d = dataclasses.asdict(self)
-    d["hidden"] = list(self.hidden)
-    d["policy_hidden"] = list(self.policy_hidden)
-    return d
+    return cvpn.settings_to_json(self)
 
   @classmethod
   def from_json(cls, d: Mapping[str, Any]) -> "ISMCTSBRConfig":
-    fields = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(d) - fields)
-    if unknown:
-      raise ValueError(f"ismcts_br: unknown setting(s) {unknown}; "
-                       f"supported: {sorted(fields)}")
-    d = dict(d)
-    for name in ("hidden", "policy_hidden"):
-      if name in d:
-        d[name] = tuple(int(h) for h in d[name])
-    config = cls(**d)
-    config.validate()
-    return config
+    return cvpn.settings_from_json(cls, d, "ismcts_br: unknown setting(s)")
 
 
 # --- Search -----------------------------------------------------------------

@@ -278,6 +278,10 @@ def _cfr_plus(game: pyspiel.Game, spec: str, player: int) -> Opponent:
   return Opponent.from_policy(solver.average_policy(), player, spec)
 
 
+# SoG policy tables built for opponents, by (game, settings, seed).
+_SOG_TABLES: dict[tuple[str, Any, int], dict[str, dict[int, float]]] = {}
+
+
 def _bot(game: pyspiel.Game, spec: str, player: int) -> Opponent:
   inside = spec[spec.index("(") + 1:-1] if "(" in spec else ""
   if inside and any("=" not in item for item in inside.split(",")):
@@ -304,8 +308,11 @@ def _bot(game: pyspiel.Game, spec: str, player: int) -> Opponent:
       raise ValueError(f"opponent {spec!r}: seed must be an integer, got "
                        f"{seed!r}")
     config = sog.SoGConfig.from_params(params)
-    table, _ = exploitability.sog_policy(sog.search_game(game), config, seed)
-    return Opponent.from_table(game, table, player, spec)
+    key = (str(game), config, seed)
+    if key not in _SOG_TABLES:  # one table serves both seats
+      _SOG_TABLES[key], _ = exploitability.sog_policy(
+          sog.search_game(game), config, seed)
+    return Opponent.from_table(game, _SOG_TABLES[key], player, spec)
   try:
     bot = pyspiel.load_bot(name, game, player, params)
   except (pyspiel.SpielError, RuntimeError, ValueError, TypeError) as e:

@@ -13,6 +13,9 @@ Public API:
     (`open_spiel_sog.bots.sog`).
   sog_exploitability: exact exploitability of SoG over seeds
     (`open_spiel_sog.evaluation.exploitability`).
+  Baselines registered for round-robins (`open_spiel_sog.bots.baselines`):
+    "mcts", "ismcts", "cfr_policy"; round_robin in
+    `open_spiel_sog.evaluation.tournament`.
   ISMCTSBRBot: a trained ISMCTS-BR best responder to a fixed opponent,
     registered as "ismcts_br" (`open_spiel_sog.bots.ismcts_br`; the
     algorithm is `open_spiel_sog.algorithms.ismcts_br`).
@@ -22,6 +25,7 @@ from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
 from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import check_public_states
+from open_spiel_sog.bots import baselines as _baselines
 from open_spiel_sog.bots import ismcts_br as _ismcts_br
 from open_spiel_sog.bots import sog as _sog
 from open_spiel_sog.bots.ismcts_br import ISMCTSBRBot
@@ -32,6 +36,7 @@ from open_spiel_sog.registry import register_bot
 
 _sog.register()
 _ismcts_br.register()
+_baselines.register()
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,646 @@
+"""OpenSpiel's own agents, registered in its bot registry under plain names.
+
+OpenSpiel 2.0.2's C++ bot registry only holds "fixed_action_preference",
+"uniform_random" and "uniform_restricted_actions"; its search and CFR agents
+are classes to construct by hand. `register()` adds three of them, so that
+round-robins (or anything else that loads bots by name) can name them:
+
+    from open_spiel_sog.bots import baselines
+    baselines.register()
+    bot = pyspiel.load_bot("mcts", game, player, {"simulations": 100})
+    bot = pyspiel.load_bot("ismcts(simulations=500,seed=3)", game, player)
+    bot = pyspiel.load_bot("cfr_policy", game, player, {"iterations": 200})
+
+"uniform_random" is OpenSpiel's own (parameter: seed) and is not registered
+again.
+
+Bots and their parameters (all optional):
+
+  mcts: OpenSpiel's Python `open_spiel.python.algorithms.mcts.MCTSBot` with a
+    `RandomRolloutEvaluator`; plays the most visited action (its policy is
+    that action with probability 1). Perfect-information games with
+    sequential moves and terminal rewards only (any number of players,
+    chance allowed); loading it for another game raises ValueError.
+      simulations (1000): MCTS simulations per move.
+      uct_c (2.0): UCT exploration constant.
+      rollouts (1): random rollouts per leaf evaluation.
+      solve (True): back up proven (solved) values.
+      seed (0): seed of the search and rollouts.
+
+  ismcts: OpenSpiel's information-set MCTS with random rollouts; the bot
+    samples its action from the final policy. By default (backend "auto"
+    with child_selection "ucb") it is the C++ `pyspiel.ISMCTSBot` with
+    `pyspiel.RandomRolloutEvaluator`, returned as is. OpenSpiel's C++ ISMCTS
+    has no PUCT, so child_selection "puct" uses OpenSpiel's Python port,
+    `open_spiel.python.algorithms.ismcts.ISMCTSBot` (about 30 times slower;
+    with random rollouts its prior is uniform). Caveat: the C++ bot is not
+    reproducible from its seed (in open_spiel 2.0.2 its choices depend on
+    the iteration order of absl hash maps, which varies between bot
+    instances); backend "python" gives seed-reproducible games.
+    Imperfect-information sequential games whose states implement
+    `resample_from_infostate` (kuhn_poker, leduc_poker, bridge, hearts, ...;
+    not liars_dice, dark_hex, phantom_ttt). For perfect-information games
+    use mcts.
+      simulations (1000): simulations per move.
+      uct_c (2.0): exploration constant.
+      rollouts (1): random rollouts per leaf evaluation.
+      max_world_samples (-1): states sampled from the infostate per search
+        (-1: a fresh sample every simulation).
+      final_policy ("max_visit_count"): "max_visit_count",
+        "normalized_visit_count" or "max_value"; the bot samples its action
+        from this policy.
+      use_observation_string (False): key nodes by observation strings
+        instead of information-state strings.
+      allow_inconsistent_action_sets (False): allow an infostate's states to
+        have different legal actions.
+      child_selection ("ucb"): "ucb" (alias "uct") or "puct".
+      backend ("auto"): "cpp" (C++; UCB only), "python" (OpenSpiel's Python
+        port; reproducible) or "auto" (cpp for ucb, python for puct).
+      seed (0): seed of the search and rollouts.
+
+  cfr_policy: samples its actions from the average policy of `iterations`
+    iterations of CFR+ (OpenSpiel's C++ `pyspiel.CFRPlusSolver`, much faster
+    than its Python port). The policy is solved once per (game, iterations)
+    in a process (see `cfr_plus_average_policy`), so a round-robin does not
+    re-solve for every seat or game. provides_policy() is True.
+    Sequential games with information-state strings and explicit (or no)
+    chance whose tree has at most MAX_CFR_HISTORIES histories (leduc_poker
+    has 9,457: 1000 iterations take about 10 s there; the solve costs about
+    1 microsecond per history and iteration).
+      iterations (1000): CFR+ iterations.
+      seed (0): seed of the action sampling.
+
+Unknown parameters, values of the wrong type and out-of-range values raise
+ValueError naming the bot, the parameter and the supported ones. If a future
+OpenSpiel registers one of these names itself, `register()` leaves
+OpenSpiel's bot in place (the registry cannot replace it) and warns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from typing import Any, Iterator, Mapping
+import warnings
+
+import numpy as np
+from open_spiel.python.algorithms import ismcts as os_ismcts
+from open_spiel.python.algorithms import mcts as os_mcts
+import pyspiel
+
+from open_spiel_sog.bots.sog import _coerce
+
+# Trees larger than this (in histories, terminal ones included) are not
+# offered to cfr_policy: its solve time grows with histories * iterations.
+MAX_CFR_HISTORIES = 100_000
+
+_MAX_SEED = 2**31 - 1
+
+MCTS_DEFAULTS: dict[str, Any] = {
+    "simulations": 1000,
+    "uct_c": 2.0,
+    "rollouts": 1,
+    "solve": True,
+    "seed": 0,
+}
+
+ISMCTS_DEFAULTS: dict[str, Any] = {
+    "simulations": 1000,
+    "uct_c": 2.0,
+    "rollouts": 1,
+    "max_world_samples": -1,
+    "final_policy": "max_visit_count",
+    "use_observation_string": False,
+    "allow_inconsistent_action_sets": False,
+    "child_selection": "ucb",
+    "backend": "auto",
+    "seed": 0,
+}
+
+CFR_POLICY_DEFAULTS: dict[str, Any] = {
+    "iterations": 1000,
+    "seed": 0,
+}
+
+_FINAL_POLICIES = ("max_visit_count", "normalized_visit_count", "max_value")
+_CHILD_SELECTIONS = ("ucb", "uct", "puct")
+_ISMCTS_BACKENDS = ("auto", "cpp", "python")
+
+BOT_NAMES = ("mcts", "ismcts", "cfr_policy")
+
+
+# ---------------------------------------------------------------------------
+# Parameters.
+
+
+def _parse_params(bot: str, params: Mapping[str, Any] | None,
+                  defaults: Mapping[str, Any]) -> dict[str, Any]:
+  """Returns `defaults` updated with `params`, type-checked.
+
+  Raises:
+    ValueError: an unknown parameter or a value of the wrong type, naming the
+      bot, the parameter and the supported parameters.
+  """
+  params = {k: v for k, v in dict(params or {}).items() if k != "name"}
+  unknown = sorted(set(params) - set(defaults))
+  if unknown:
+    raise ValueError(
+        f"{bot}: unknown parameter(s) {', '.join(map(repr, unknown))}; "
+        f"supported: {', '.join(sorted(defaults))}")
+  values = dict(defaults)
+  for name, value in params.items():
+    kind = type(defaults[name])
+    try:
+      values[name] = _coerce(name, value, kind)
+    except ValueError:
+      raise ValueError(
+          f"{bot}: parameter {name!r} must be of type {kind.__name__}, got "
+          f"{value!r}; supported parameters: "
+          f"{', '.join(sorted(defaults))}") from None
+  seed = values.get("seed", 0)
+  if not 0 <= seed <= _MAX_SEED:
+    raise ValueError(f"{bot}: seed must be in [0, {_MAX_SEED}], got {seed}")
+  return values
+
+
+def _check_at_least(bot: str, values: Mapping[str, Any], name: str,
+                    minimum: float) -> None:
+  if not values[name] >= minimum:  # also rejects NaN
+    raise ValueError(f"{bot}: {name} must be >= {minimum}, got "
+                     f"{values[name]}")
+
+
+def _check_player(bot: str, game: pyspiel.Game, player: int) -> None:
+  if not 0 <= player < game.num_players():
+    raise ValueError(f"{bot}: player must be in [0, {game.num_players()}) "
+                     f"for {game}, got {player}")
+
+
+# ---------------------------------------------------------------------------
+# mcts.
+
+
+def _mcts_unsupported_reason(game: pyspiel.Game) -> str | None:
+  """Why OpenSpiel's MCTSBot cannot play `game`, or None if it can."""
+  game_type = game.get_type()
+  if game_type.information != (
+      pyspiel.GameType.Information.PERFECT_INFORMATION):
+    return (f"{game} is not a perfect-information game (use ismcts or "
+            "cfr_policy)")
+  if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+    return f"{game} does not have sequential moves"
+  if game_type.reward_model != pyspiel.GameType.RewardModel.TERMINAL:
+    return f"{game} does not have terminal rewards only"
+  return None
+
+
+def _mcts_factory(game: pyspiel.Game, player: int,
+                  params: Mapping[str, Any]) -> pyspiel.Bot:
+  """Returns a new OpenSpiel MCTSBot (see the module docstring)."""
+  values = _parse_params("mcts", params, MCTS_DEFAULTS)
+  for name in ("simulations", "rollouts"):
+    _check_at_least("mcts", values, name, 1)
+  _check_at_least("mcts", values, "uct_c", 0.0)
+  reason = _mcts_unsupported_reason(game)
+  if reason:
+    raise ValueError(f"mcts plays perfect-information sequential games with "
+                     f"terminal rewards only: {reason}")
+  _check_player("mcts", game, player)
+  rng = np.random.RandomState(values["seed"])
+  evaluator = os_mcts.RandomRolloutEvaluator(
+      n_rollouts=values["rollouts"], random_state=rng)
+  return os_mcts.MCTSBot(game, uct_c=values["uct_c"],
+                         max_simulations=values["simulations"],
+                         evaluator=evaluator, solve=values["solve"],
+                         random_state=rng)
+
+
+def _mcts_can_play(game: pyspiel.Game, player: int) -> bool:
+  return (_mcts_unsupported_reason(game) is None and
+          0 <= player < game.num_players())
+
+
+# ---------------------------------------------------------------------------
+# ismcts.
+
+_lock = threading.RLock()  # guards the caches below (not the CFR solves)
+_cfr_lock = threading.Lock()  # serialises CFR+ solves
+_resample_support: dict[str, bool] = {}  # game string -> probe result
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+  """Silences file descriptor 2, where OpenSpiel prints its C++ errors."""
+  try:
+    saved = os.dup(2)
+  except OSError:
+    yield
+    return
+  try:
+    sys.stderr.flush()
+    with open(os.devnull, "w") as devnull:
+      os.dup2(devnull.fileno(), 2)
+    yield
+  finally:
+    os.dup2(saved, 2)
+    os.close(saved)
+
+
+def _supports_resampling(game: pyspiel.Game) -> bool:
+  """True if the game's states implement resample_from_infostate.
+
+  Probed once per game string at the first decision (chance nodes take their
+  first outcome).
+  """
+  key = str(game)
+  with _lock:
+    if key in _resample_support:
+      return _resample_support[key]
+    state = game.new_initial_state()
+    while state.is_chance_node():
+      state.apply_action(state.legal_actions()[0])
+    supported = True
+    if not state.is_terminal():
+      try:
+        with _quiet_stderr():
+          state.resample_from_infostate(
+              state.current_player(),
+              pyspiel.UniformProbabilitySampler(0.0, 1.0))
+      except Exception:  # pylint: disable=broad-except
+        supported = False  # SpielError for C++ games, varies for Python ones
+    _resample_support[key] = supported
+    return supported
+
+
+def _ismcts_unsupported_reason(game: pyspiel.Game) -> str | None:
+  """Why ISMCTS cannot play `game`, or None if it can."""
+  game_type = game.get_type()
+  if game_type.information == (
+      pyspiel.GameType.Information.PERFECT_INFORMATION):
+    return f"{game} is a perfect-information game (use mcts)"
+  if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+    return f"{game} does not have sequential moves"
+  if not (game_type.provides_information_state_string or
+          game_type.provides_observation_string):
+    return f"{game} provides neither information-state nor observation strings"
+  if not _supports_resampling(game):
+    return f"{game}'s states do not implement resample_from_infostate"
+  return None
+
+
+def _ismcts_factory(game: pyspiel.Game, player: int,
+                    params: Mapping[str, Any]) -> pyspiel.Bot:
+  """Returns a new OpenSpiel ISMCTSBot (see the module docstring)."""
+  values = _parse_params("ismcts", params, ISMCTS_DEFAULTS)
+  for name in ("simulations", "rollouts"):
+    _check_at_least("ismcts", values, name, 1)
+  _check_at_least("ismcts", values, "uct_c", 0.0)
+  if values["max_world_samples"] == 0 or values["max_world_samples"] < -1:
+    raise ValueError("ismcts: max_world_samples must be -1 (unlimited) or "
+                     f">= 1, got {values['max_world_samples']}")
+  final_policy = values["final_policy"].lower()
+  if final_policy not in _FINAL_POLICIES:
+    raise ValueError(f"ismcts: unknown final_policy {final_policy!r}; "
+                     f"supported: {', '.join(map(repr, _FINAL_POLICIES))}")
+  child_selection = values["child_selection"].lower()
+  if child_selection not in _CHILD_SELECTIONS:
+    raise ValueError(f"ismcts: unknown child_selection {child_selection!r}; "
+                     f"supported: {', '.join(map(repr, _CHILD_SELECTIONS))}")
+  backend = values["backend"].lower()
+  if backend not in _ISMCTS_BACKENDS:
+    raise ValueError(f"ismcts: unknown backend {backend!r}; supported: "
+                     f"{', '.join(map(repr, _ISMCTS_BACKENDS))}")
+  if backend == "auto":
+    backend = "python" if child_selection == "puct" else "cpp"
+  elif backend == "cpp" and child_selection == "puct":
+    raise ValueError("ismcts: OpenSpiel's C++ ISMCTS has no PUCT child "
+                     "selection; use backend=python (or auto) with "
+                     "child_selection=puct")
+  reason = _ismcts_unsupported_reason(game)
+  if reason:
+    raise ValueError("ismcts plays imperfect-information sequential games "
+                     f"that support resampling only: {reason}")
+  game_type = game.get_type()
+  if values["use_observation_string"]:
+    if not game_type.provides_observation_string:
+      raise ValueError(f"ismcts: use_observation_string=True but {game} "
+                       "provides no observation strings")
+  elif not game_type.provides_information_state_string:
+    raise ValueError(f"ismcts: {game} provides no information-state strings; "
+                     "pass use_observation_string=True")
+  _check_player("ismcts", game, player)
+
+  if backend == "python":
+    return _python_ismcts(game, values, final_policy, child_selection)
+  cpp_final = {
+      "max_visit_count": pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
+      "normalized_visit_count":
+          pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT,
+      "max_value": pyspiel.ISMCTSFinalPolicyType.MAX_VALUE,
+  }[final_policy]
+  evaluator = pyspiel.RandomRolloutEvaluator(values["rollouts"],
+                                             values["seed"])
+  return pyspiel.ISMCTSBot(values["seed"], evaluator, values["uct_c"],
+                           values["simulations"], values["max_world_samples"],
+                           cpp_final, values["use_observation_string"],
+                           values["allow_inconsistent_action_sets"])
+
+
+class _PythonISMCTSBot(os_ismcts.ISMCTSBot):
+  """OpenSpiel's Python ISMCTSBot, with Python-int actions and restarts.
+
+  (Its own step returns numpy integers, it has no restart methods, and it
+  resamples worlds with an unseeded sampler; here they come from the bot's
+  seeded random state, so games are reproducible.)
+  """
+
+  def __init__(self, *args, **kwargs):
+    super().__init__(*args, **kwargs)
+    self.set_resampler(self._seeded_resample)
+
+  def _seeded_resample(self, state, player):
+    return state.resample_from_infostate(player, self._random_state.uniform)
+
+  def restart(self):
+    self.reset()
+
+  def restart_at(self, state):
+    del state
+    self.reset()
+
+  def inform_action(self, state, player_id, action):
+    del state, player_id, action
+
+  def provides_policy(self):
+    return True
+
+  def step(self, state):
+    return self.step_with_policy(state)[1]
+
+  def step_with_policy(self, state):
+    policy, action = super().step_with_policy(state)
+    return [(int(a), float(p)) for a, p in policy], int(action)
+
+
+def _python_ismcts(game: pyspiel.Game, values: Mapping[str, Any],
+                   final_policy: str, child_selection: str) -> pyspiel.Bot:
+  """OpenSpiel's Python ISMCTSBot (seed-reproducible)."""
+  py_final = {
+      "max_visit_count": os_ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
+      "normalized_visit_count":
+          os_ismcts.ISMCTSFinalPolicyType.NORMALIZED_VISITED_COUNT,
+      "max_value": os_ismcts.ISMCTSFinalPolicyType.MAX_VALUE,
+  }[final_policy]
+  rng = np.random.RandomState(values["seed"])
+  evaluator = os_mcts.RandomRolloutEvaluator(n_rollouts=values["rollouts"],
+                                             random_state=rng)
+  return _PythonISMCTSBot(
+      game, evaluator, values["uct_c"], values["simulations"],
+      max_world_samples=values["max_world_samples"], random_state=rng,
+      final_policy_type=py_final,
+      use_observation_string=values["use_observation_string"],
+      allow_inconsistent_action_sets=values["allow_inconsistent_action_sets"],
+      child_selection_policy=(os_ismcts.ChildSelectionPolicy.PUCT
+                              if child_selection == "puct" else
+                              os_ismcts.ChildSelectionPolicy.UCT))
+
+
+def _ismcts_can_play(game: pyspiel.Game, player: int) -> bool:
+  game_type = game.get_type()
+  return (_ismcts_unsupported_reason(game) is None and
+          game_type.provides_information_state_string and
+          0 <= player < game.num_players())
+
+
+# ---------------------------------------------------------------------------
+# cfr_policy.
+
+# (game string, iterations) -> {infostate string: [(action, prob), ...]}.
+_cfr_policies: dict[tuple[str, int], dict[str, list[tuple[int, float]]]] = {}
+_history_counts: dict[str, int | None] = {}  # None: more than the limit
+
+
+def _clearly_larger_than(game: pyspiel.Game, limit: int) -> bool:
+  """True if random walks show the tree is far larger than `limit`.
+
+  Knuth's estimator: a random walk from the root estimates the number of
+  histories as 1 + b1 + b1*b2 + ... (b_i: branching factors on the walk).
+  If every one of a few seeded walks estimates more than 1000 * `limit`, the
+  game is surely too large, and the exact count (slow for games like chess,
+  whose states are costly to expand) is skipped.
+  """
+  rng = np.random.default_rng(0)
+  threshold = 1000 * limit
+  for _ in range(8):
+    state = game.new_initial_state()
+    estimate, width = 1, 1
+    while not state.is_terminal() and estimate <= threshold:
+      actions = state.legal_actions()
+      width *= len(actions)
+      estimate += width
+      state.apply_action(actions[int(rng.integers(len(actions)))])
+    if estimate <= threshold:
+      return False
+  return True
+
+
+def count_histories(game: pyspiel.Game,
+                    limit: int = MAX_CFR_HISTORIES) -> int | None:
+  """Number of histories in sequential `game`'s tree, None if over `limit`.
+
+  Terminal histories count. Counted once per game string (and limit) in a
+  process.
+  """
+  if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+    raise ValueError(f"count_histories: {game} is not a sequential game")
+  key = f"{game}|{limit}"
+  with _lock:
+    if key in _history_counts:
+      return _history_counts[key]
+  count = None
+  if not _clearly_larger_than(game, limit):
+    count = 0
+    stack = [game.new_initial_state()]
+    while stack:
+      state = stack.pop()
+      count += 1
+      if count > limit:
+        count = None
+        break
+      if not state.is_terminal():
+        stack.extend(state.child(a) for a in state.legal_actions())
+  with _lock:
+    _history_counts[key] = count
+  return count
+
+
+def _cfr_structural_reason(game: pyspiel.Game) -> str | None:
+  """Why CFR+ cannot solve `game` whatever its size, or None if it can."""
+  game_type = game.get_type()
+  if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+    return f"{game} does not have sequential moves"
+  if not game_type.provides_information_state_string:
+    return f"{game} provides no information-state strings"
+  if game_type.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
+    return f"{game} has sampled (not explicit) chance"
+  return None
+
+
+def _cfr_unsupported_reason(game: pyspiel.Game) -> str | None:
+  """Why cfr_policy cannot play `game`, or None if it can."""
+  reason = _cfr_structural_reason(game)
+  if reason is None and count_histories(game) is None:
+    reason = (f"{game} has more than {MAX_CFR_HISTORIES} histories (too "
+              "large to solve with CFR+ when the bot is loaded)")
+  return reason
+
+
+def cfr_plus_average_policy(
+    game: pyspiel.Game, iterations: int) -> dict[str, list[tuple[int, float]]]:
+  """CFR+'s average policy after `iterations` iterations on `game`.
+
+  Solved with OpenSpiel's C++ CFRPlusSolver the first time a (game string,
+  iterations) pair is asked for in this process, then cached.
+
+  Args:
+    game: a game cfr_policy supports (see the module docstring).
+    iterations: number of CFR+ iterations, >= 1.
+
+  Returns:
+    {information-state string: [(action, probability), ...]} for every
+    infostate of every player. Treat it as read-only: it is shared.
+  """
+  if iterations < 1:
+    raise ValueError(f"cfr_policy: iterations must be >= 1, got {iterations}")
+  reason = _cfr_structural_reason(game)
+  if reason:
+    raise ValueError(f"cfr_policy cannot solve {game}: {reason}")
+  key = (str(game), int(iterations))
+  with _lock:
+    cached = _cfr_policies.get(key)
+  if cached is not None:
+    return cached
+  with _cfr_lock:
+    with _lock:
+      cached = _cfr_policies.get(key)  # solved while we waited?
+    if cached is not None:
+      return cached
+    solver = pyspiel.CFRPlusSolver(game)
+    for _ in range(iterations):
+      solver.evaluate_and_update_policy()
+    table = {
+        info_state: [(int(a), float(p)) for a, p in action_probs]
+        for info_state, action_probs in
+        solver.tabular_average_policy().policy_table().items()
+    }
+    with _lock:
+      _cfr_policies[key] = table
+    return table
+
+
+def clear_cfr_cache() -> None:
+  """Forgets the cached CFR+ policies and game sizes."""
+  with _lock:
+    _cfr_policies.clear()
+    _history_counts.clear()
+
+
+class CFRPolicyBot(pyspiel.Bot):
+  """Samples its actions from a CFR+ average policy (see module doc)."""
+
+  def __init__(self, game: pyspiel.Game, player: int,
+               params: Mapping[str, Any] | None = None):
+    pyspiel.Bot.__init__(self)
+    values = _parse_params("cfr_policy", params, CFR_POLICY_DEFAULTS)
+    _check_at_least("cfr_policy", values, "iterations", 1)
+    reason = _cfr_unsupported_reason(game)
+    if reason:
+      raise ValueError(f"cfr_policy cannot play {game}: {reason}")
+    _check_player("cfr_policy", game, player)
+    self._player = player
+    self.iterations = values["iterations"]
+    self.seed = values["seed"]
+    self._rng = np.random.default_rng(self.seed)
+    self._table = cfr_plus_average_policy(game, self.iterations)
+
+  @property
+  def player(self) -> int:
+    return self._player
+
+  def restart(self):
+    pass
+
+  def restart_at(self, state):
+    del state
+
+  def inform_action(self, state, player_id, action):
+    del state, player_id, action
+
+  def provides_policy(self):
+    return True
+
+  def get_policy(self, state):
+    if state.is_terminal() or state.current_player() != self._player:
+      raise ValueError(
+          f"cfr_policy: asked to act for player {self._player} at a state "
+          f"where it does not act (current player: {state.current_player()})")
+    info_state = state.information_state_string(self._player)
+    policy = self._table.get(info_state)
+    if policy is None:
+      raise ValueError(f"cfr_policy: infostate {info_state!r} is not in the "
+                       "solved policy")
+    return list(policy)
+
+  def step_with_policy(self, state):
+    policy = self.get_policy(state)
+    probs = np.asarray([p for _, p in policy], dtype=np.float64)
+    probs = np.maximum(probs, 0.0)
+    index = int(self._rng.choice(len(policy), p=probs / probs.sum()))
+    return policy, policy[index][0]
+
+  def step(self, state):
+    return self.step_with_policy(state)[1]
+
+
+def _cfr_factory(game: pyspiel.Game, player: int,
+                 params: Mapping[str, Any]) -> pyspiel.Bot:
+  return CFRPolicyBot(game, player, params)
+
+
+def _cfr_can_play(game: pyspiel.Game, player: int) -> bool:
+  return (0 <= player < game.num_players() and
+          _cfr_unsupported_reason(game) is None)
+
+
+# ---------------------------------------------------------------------------
+# Registration.
+
+_FACTORIES = {
+    "mcts": (_mcts_factory, _mcts_can_play),
+    "ismcts": (_ismcts_factory, _ismcts_can_play),
+    "cfr_policy": (_cfr_factory, _cfr_can_play),
+}
+
+
+def register() -> None:
+  """Registers mcts, ismcts and cfr_policy with OpenSpiel (idempotent).
+
+  Names this package registered before are skipped; a name OpenSpiel itself
+  registers (none in open_spiel 2.0.2) is left to OpenSpiel, with a
+  RuntimeWarning.
+  """
+  from open_spiel_sog import registry  # pylint: disable=g-import-not-at-top
+  with _lock:
+    ours = set(registry.registered_by_us())
+    for name, (factory, can_play) in _FACTORIES.items():
+      if name in ours:
+        continue
+      if pyspiel.is_bot_registered(name):
+        warnings.warn(
+            f"open_spiel_sog: OpenSpiel already registers a bot called "
+            f"{name!r}; keeping OpenSpiel's (its parameters may differ from "
+            "open_spiel_sog.bots.baselines')", RuntimeWarning, stacklevel=2)
+        continue
+      registry.register_bot(name, factory, can_play)

@@ -14,7 +14,8 @@ Public API:
   sog_exploitability: exact exploitability of SoG over seeds
     (`open_spiel_sog.evaluation.exploitability`).
   Baselines registered for round-robins (`open_spiel_sog.bots.baselines`):
-    "mcts", "ismcts", "cfr_policy"; round_robin in
+    "mcts", "ismcts", "cfr_policy"; online outcome sampling, "oos"
+    (`open_spiel_sog.bots.oos`); round_robin in
     `open_spiel_sog.evaluation.tournament`.
   ISMCTSBRBot: a trained ISMCTS-BR best responder to a fixed opponent,
     registered as "ismcts_br" (`open_spiel_sog.bots.ismcts_br`; the
@@ -27,6 +28,7 @@ from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import check_public_states
 from open_spiel_sog.bots import baselines as _baselines
 from open_spiel_sog.bots import ismcts_br as _ismcts_br
+from open_spiel_sog.bots import oos as _oos
 from open_spiel_sog.bots import sog as _sog
 from open_spiel_sog.bots.ismcts_br import ISMCTSBRBot
 from open_spiel_sog.bots.sog import SoGBot
@@ -37,6 +39,7 @@ from open_spiel_sog.registry import register_bot
 _sog.register()
 _ismcts_br.register()
 _baselines.register()
+_oos.register()
 
 __version__ = "0.1.0"
 

@@ -90,6 +90,7 @@ from open_spiel.python.algorithms import ismcts as os_ismcts
 from open_spiel.python.algorithms import mcts as os_mcts
 import pyspiel
 
+from open_spiel_sog.bots import common
 from open_spiel_sog.bots.sog import _coerce
 
 # Trees larger than this (in histories, terminal ones included) are not
@@ -547,39 +548,22 @@ def clear_cfr_cache() -> None:
     _history_counts.clear()
 
 
-class CFRPolicyBot(pyspiel.Bot):
+class CFRPolicyBot(common.StatelessBot):
   """Samples its actions from a CFR+ average policy (see module doc)."""
 
   def __init__(self, game: pyspiel.Game, player: int,
                params: Mapping[str, Any] | None = None):
-    pyspiel.Bot.__init__(self)
+    common.StatelessBot.__init__(self, player)
     values = _parse_params("cfr_policy", params, CFR_POLICY_DEFAULTS)
     _check_at_least("cfr_policy", values, "iterations", 1)
     reason = _cfr_unsupported_reason(game)
     if reason:
       raise ValueError(f"cfr_policy cannot play {game}: {reason}")
     _check_player("cfr_policy", game, player)
-    self._player = player
     self.iterations = values["iterations"]
     self.seed = values["seed"]
     self._rng = np.random.default_rng(self.seed)
     self._table = cfr_plus_average_policy(game, self.iterations)
-
-  @property
-  def player(self) -> int:
-    return self._player
-
-  def restart(self):
-    pass
-
-  def restart_at(self, state):
-    del state
-
-  def inform_action(self, state, player_id, action):
-    del state, player_id, action
-
-  def provides_policy(self):
-    return True
 
   def get_policy(self, state):
     if state.is_terminal() or state.current_player() != self._player:
@@ -599,9 +583,6 @@ class CFRPolicyBot(pyspiel.Bot):
     probs = np.maximum(probs, 0.0)
     index = int(self._rng.choice(len(policy), p=probs / probs.sum()))
     return policy, policy[index][0]
-
-  def step(self, state):
-    return self.step_with_policy(state)[1]
 
 
 def _cfr_factory(game: pyspiel.Game, player: int,

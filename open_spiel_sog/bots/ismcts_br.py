@@ -34,6 +34,8 @@ from typing import Any, Mapping
 
 import pyspiel
 
+from open_spiel_sog.bots import common
+
 PARAMETERS = ("opponent", "checkpoint", "games", "simulations", "seed")
 
 
@@ -69,19 +71,18 @@ class ISMCTSBRBotConfig:
     return config
 
 
-class ISMCTSBRBot(pyspiel.Bot):
+class ISMCTSBRBot(common.StatelessBot):
   """Plays the ISMCTS-BR responder's greedy decisions (see module doc)."""
 
   def __init__(self, game: pyspiel.Game, player: int,
                config: ISMCTSBRBotConfig | Mapping[str, Any] | None = None):
-    pyspiel.Bot.__init__(self)
+    common.StatelessBot.__init__(self, player)
     from open_spiel_sog.algorithms import ismcts_br  # pylint: disable=g-import-not-at-top
     if not isinstance(config, ISMCTSBRBotConfig):
       config = ISMCTSBRBotConfig.from_params(config)
     if player not in (0, 1):
       raise ValueError(f"ismcts_br: player must be 0 or 1, got {player}")
     self.config = config
-    self._player = player
     opponents = {1 - player: ismcts_br.make_opponent(game, config.opponent,
                                                      1 - player)}
     if config.checkpoint:
@@ -96,22 +97,6 @@ class ISMCTSBRBot(pyspiel.Bot):
       self.responder.train(progress=False)
     self._simulations = config.simulations or None
 
-  @property
-  def player(self) -> int:
-    return self._player
-
-  def restart(self):
-    pass
-
-  def restart_at(self, state):
-    del state
-
-  def inform_action(self, state, player_id, action):
-    del state, player_id, action
-
-  def provides_policy(self):
-    return True
-
   def _action(self, state) -> int:
     if state.is_terminal():
       raise ValueError("ismcts_br: step called on a terminal state")
@@ -123,9 +108,6 @@ class ISMCTSBRBot(pyspiel.Bot):
   def step_with_policy(self, state):
     action = self._action(state)
     return [(action, 1.0)], action
-
-  def step(self, state):
-    return self._action(state)
 
   def get_policy(self, state):
     return [(self._action(state), 1.0)]

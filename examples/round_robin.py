@@ -38,6 +38,9 @@ _GAMES = flags.DEFINE_integer("games_per_pair", 100,
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the chance outcomes.")
 _BOOTSTRAP = flags.DEFINE_integer("elo_bootstrap", 200,
                                   "Bootstrap resamples of the Elo intervals.")
+_RESULTS = flags.DEFINE_string(
+    "results", "", "Re-read this results.json (from --out) and print its "
+    "tables again instead of playing (--game and --bots are ignored).")
 _OUT = flags.DEFINE_string("out", "", "Directory for results.json, table.txt "
                            "and heatmap.png.")
 _PROGRESS = flags.DEFINE_bool("progress", True, "Show a progress bar.")
@@ -46,15 +49,32 @@ _JSON = flags.DEFINE_bool("json", False,
                           "as the last line.")
 
 
+def _reread(path: str) -> dict:
+  try:
+    with open(path) as f:
+      saved = json.load(f)
+    result = tournament.summarize(saved["game"], saved["bots"],
+                                  saved["games"], seed=saved.get("seed", 0),
+                                  elo_bootstrap=_BOOTSTRAP.value)
+  except (KeyError, TypeError, json.JSONDecodeError) as e:
+    raise ValueError(f"{path}: not a round_robin results.json ({e!r})"
+                     ) from None
+  result["seconds"] = saved.get("seconds")
+  return result
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   try:
-    game = pyspiel.load_game(_GAME.value)
-    result = tournament.round_robin(
-        game, _BOTS.value, games_per_pair=_GAMES.value, seed=_SEED.value,
-        elo_bootstrap=_BOOTSTRAP.value, progress=_PROGRESS.value)
-  except (ValueError, pyspiel.SpielError) as e:
+    if _RESULTS.value:
+      result = _reread(_RESULTS.value)
+    else:
+      game = pyspiel.load_game(_GAME.value)
+      result = tournament.round_robin(
+          game, _BOTS.value, games_per_pair=_GAMES.value, seed=_SEED.value,
+          elo_bootstrap=_BOOTSTRAP.value, progress=_PROGRESS.value)
+  except (ValueError, OSError, pyspiel.SpielError) as e:
     print(f"round_robin: {e}", file=sys.stderr)
     return 2
   table = tournament.format_table(result)

@@ -66,26 +66,39 @@ def test_duplicate_play_deals_the_same_cards_in_both_seat_orders():
 
 
 def test_elo_ordering_agrees_with_the_pairwise_scores(kuhn_result):
+  """Elo is fitted to duplicate matches (a deal's two games): where one bot
+  beats another head to head and does at least as well against the third,
+  it is rated higher."""
   bots = kuhn_result["bots"]
-  scores = {}
+  totals = {}
   for g in kuhn_result["games"]:
     for seat, label in enumerate(g["seats"]):
-      other = g["seats"][1 - seat]
-      r = g["returns"][seat]
-      scores.setdefault((label, other), []).append(
-          1.0 if r > 0 else 0.0 if r < 0 else 0.5)
+      key = (label, g["seats"][1 - seat], g["deal"])
+      totals[key] = totals.get(key, 0.0) + g["returns"][seat]
+  scores = {}
+  for (a, b, _), total in totals.items():
+    scores.setdefault((a, b), []).append(
+        1.0 if total > 0 else 0.0 if total < 0 else 0.5)
+  checked = 0
   for a in bots:
     for b in bots:
+      c = [x for x in bots if x not in (a, b)]
       if a != b and np.mean(scores[(a, b)]) > 0.5 and np.mean(
-          scores[(b, a)]) < 0.5:
-        # a beats b head to head, and b does no better than a against the
-        # third bot: a is rated above b.
-        c = [x for x in bots if x not in (a, b)][0]
-        if np.mean(scores[(a, c)]) >= np.mean(scores[(b, c)]):
-          assert kuhn_result["elo"][a] > kuhn_result["elo"][b]
+          scores[(a, c[0])]) >= np.mean(scores[(b, c[0])]):
+        assert kuhn_result["elo"][a] > kuhn_result["elo"][b], (a, b)
+        checked += 1
+  assert checked >= 1
   assert sum(kuhn_result["elo"].values()) == pytest.approx(0.0, abs=1e-6)
   for label, (lo, hi) in kuhn_result["elo_ci95"].items():
     assert lo <= kuhn_result["elo"][label] + 1e-6 and hi >= lo
+
+
+def test_summarize_rebuilds_the_tables_from_the_games(kuhn_result):
+  again = tournament.summarize(kuhn_result["game"], kuhn_result["bots"],
+                               kuhn_result["games"], seed=3, elo_bootstrap=40)
+  assert again["mean"] == kuhn_result["mean"]
+  assert again["elo"] == kuhn_result["elo"]
+  assert again["games_per_pair"] == 60
 
 
 def test_fit_elo_recovers_the_logistic_rating_difference():
@@ -132,6 +145,14 @@ def test_example_writes_every_game_table_and_heatmap(tmp_path):
   with open(os.path.join(out, "heatmap.png"), "rb") as f:
     assert f.read(8) == b"\x89PNG\r\n\x1a\n"
   assert "Elo" in open(os.path.join(out, "table.txt")).read()
+  again = _round_robin_py(f"--results={out}/results.json", "--elo_bootstrap=10",
+                          "--json", "--noprogress")
+  assert again.returncode == 0, again.stderr
+  resummarized = json.loads(again.stdout.strip().splitlines()[-1])
+  assert resummarized["mean"] == summary["mean"]
+  assert resummarized["elo"] == summary["elo"]
+  bad = _round_robin_py(f"--results={out}/table.txt", "--noprogress")
+  assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
 def test_example_rejects_a_bad_bot_without_traceback():

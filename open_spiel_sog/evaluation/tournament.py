@@ -14,10 +14,14 @@ the deal cancels out of the pair's mean. A pair's score for a deal is the
 mean of A's returns in its two games; the table gives the mean over deals
 with a 95% normal confidence interval (1.96 standard errors).
 
-Elo ratings are fitted to every game by maximum likelihood (Bradley-Terry:
-P(A beats B) = 1 / (1 + 10^((R_B - R_A) / 400)); a draw counts half a win
-for each side; ratings have mean 0). Their 95% intervals are the 2.5 and 97.5
-percentiles over `elo_bootstrap` resamples of the deals of every pair.
+Elo ratings are fitted by maximum likelihood (Bradley-Terry: P(A beats B) =
+1 / (1 + 10^((R_B - R_A) / 400)); ratings have mean 0) to every deal, scored
+as a duplicate match: A wins it when its total return over the deal's two
+games (one in each seat) is positive, draws when it is zero. Scoring single
+games instead would rate poker bots by how many pots they win, not by how
+much: on Leduc a bot that takes many small pots and loses big ones came out
+on top. Their 95% intervals are the 2.5 and 97.5 percentiles over
+`elo_bootstrap` resamples of the deals of every pair.
 
 Bots are named as `pyspiel.load_bot` takes them, OpenSpiel's and ours alike:
 `name` or `name(k=v,...)`, separated by semicolons.
@@ -185,12 +189,9 @@ def round_robin(game: pyspiel.Game | str, bots: str | Sequence[str],
   specs = parse_bots(bots)
   loaded = {(i, p): _load(game, spec, p) for i, spec in enumerate(specs)
             for p in (0, 1)}
-  n = len(specs)
   labels = [s.label for s in specs]
-  pairs = list(itertools.combinations(range(n), 2))
+  pairs = list(itertools.combinations(range(len(labels)), 2))
   records = []
-  # per_deal[(i, j)]: i's mean return per deal over the two seat orders
-  per_deal = {pair: [] for pair in pairs}
   started = time.perf_counter()
   with progress_bar(len(pairs) * games_per_pair * 2,
                     f"round robin {game}", disable=not progress) as bar:
@@ -198,52 +199,70 @@ def round_robin(game: pyspiel.Game | str, bots: str | Sequence[str],
       for deal in range(games_per_pair):
         chance_seed = int(np.random.SeedSequence(
             [seed, deal]).generate_state(1)[0])
-        ret_i = []
         for first, second in ((i, j), (j, i)):
           returns = play_game(game, [loaded[(first, 0)], loaded[(second, 1)]],
                               chance_seed)
           records.append({"seats": [labels[first], labels[second]],
                           "deal": deal, "chance_seed": chance_seed,
                           "returns": returns})
-          ret_i.append(returns[0] if first == i else returns[1])
           bar.update(1)
-        per_deal[(i, j)].append(ret_i)
         bar.set_postfix_str(f"{labels[i]} vs {labels[j]}")
+  result = summarize(str(game), labels, records, seed=seed,
+                     elo_bootstrap=elo_bootstrap)
+  result["seconds"] = time.perf_counter() - started
+  return result
+
+
+def summarize(game: str, labels: Sequence[str], records: Sequence[dict],
+              seed: int = 0, elo_bootstrap: int = 200) -> dict[str, Any]:
+  """The tables of a tournament from its games (`round_robin`'s "games":
+  seats, deal, returns), e.g. to re-read a saved results.json."""
+  labels = list(labels)
+  index = {label: k for k, label in enumerate(labels)}
+  n = len(labels)
+  # totals[(i, j)][deal]: i's total return over the deal's two games (i < j)
+  totals: dict[tuple[int, int], dict[int, float]] = {}
+  for g in records:
+    a, b = (index[x] for x in g["seats"])
+    i, j = min(a, b), max(a, b)
+    deal_totals = totals.setdefault((i, j), {})
+    deal_totals[g["deal"]] = deal_totals.get(g["deal"], 0.0) + (
+        g["returns"][0] if a == i else g["returns"][1])
   mean = np.zeros((n, n))
   ci = np.zeros((n, n))
-  for (i, j), deals in per_deal.items():
-    x = np.mean(np.asarray(deals), axis=1)
+  for (i, j), deal_totals in totals.items():
+    x = np.asarray(list(deal_totals.values())) / 2  # mean over seat orders
     m = float(x.mean())
     half = float(1.96 * x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else (
         float("nan"))
     mean[i, j], mean[j, i] = m, -m
     ci[i, j] = ci[j, i] = half
+  # Elo: every deal is a duplicate match that i wins when its total over the
+  # two seat orders is positive (a draw when it is zero).
+  matches = {pair: np.asarray([_score(t) for t in deal_totals.values()])
+             for pair, deal_totals in totals.items()}
 
-  def elo_games(deal_sets):
-    """(i, j, i's score) of both games of each listed deal of each pair."""
-    return [(i, j, _score(r)) for (i, j), deal_ids in deal_sets
-            for d in deal_ids for r in per_deal[(i, j)][d]]
+  def fit(choose):
+    return fit_elo(n, [(i, j, float(sc)) for (i, j), scores in matches.items()
+                       for sc in choose(scores)])
 
-  all_deals = [((i, j), range(games_per_pair)) for i, j in pairs]
-  elo = fit_elo(n, elo_games(all_deals))
+  elo = fit(lambda scores: scores)
   rng = np.random.default_rng([seed, 1])
-  samples = []
-  for _ in range(elo_bootstrap):
-    resampled = [(pair, rng.integers(0, games_per_pair, games_per_pair))
-                 for pair in pairs]
-    samples.append(fit_elo(n, elo_games(resampled)))
+  samples = [fit(lambda scores: scores[rng.integers(0, len(scores),
+                                                    len(scores))])
+             for _ in range(elo_bootstrap)]
   if samples:
     low, high = np.percentile(np.asarray(samples), [2.5, 97.5], axis=0)
   else:
     low = high = np.full(n, float("nan"))
+  games_per_pair = max((len(t) for t in totals.values()), default=0)
   return {
-      "game": str(game), "bots": labels, "games_per_pair": games_per_pair,
-      "seed": seed, "games": records,
+      "game": game, "bots": labels, "games_per_pair": games_per_pair,
+      "seed": seed, "games": list(records),
       "mean": mean.tolist(), "ci95": ci.tolist(),
       "elo": {label: float(elo[k]) for k, label in enumerate(labels)},
       "elo_ci95": {label: [float(low[k]), float(high[k])]
                    for k, label in enumerate(labels)},
-      "seconds": time.perf_counter() - started,
   }
 
 

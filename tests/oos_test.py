@@ -243,7 +243,8 @@ def test_seeded_bots_are_deterministic():
 
 @pytest.mark.parametrize("params,match", [
     ({"simulation": 5}, r"unknown parameter\(s\) 'simulation'; supported: "
-     r"simulations, delta, epsilon"),
+     r"delta, epsilon, gamma, playout, seed, simulations, "
+     r"target_compensation, targeting"),
     ({"delta": 2}, r"delta must be in \[0, 1\]"),
     ({"epsilon": 0}, r"epsilon must be in \(0, 1\]"),
     ({"gamma": -0.1}, r"gamma must be in \[0, 1\]"),

@@ -140,20 +140,9 @@ class OOSConfig:
   def from_params(cls, params: Mapping[str, Any] | None) -> "OOSConfig":
     """Builds a config from bot parameters (a dict or OpenSpiel's parsed
     string form), with clear errors."""
-    from open_spiel_sog.bots.sog import _coerce  # pylint: disable=g-import-not-at-top
-    params = dict(params or {})
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(params) - set(fields))
-    if unknown:
-      raise ValueError(
-          f"oos: unknown parameter(s) {', '.join(map(repr, unknown))}; "
-          f"supported: {', '.join(fields)}")
-    values = {}
-    for name, value in params.items():
-      try:
-        values[name] = _coerce(name, value, type(fields[name].default))
-      except ValueError as e:
-        raise ValueError("oos: " + str(e).removeprefix("sog: ")) from None
+    from open_spiel_sog.bots import common  # pylint: disable=g-import-not-at-top
+    values = common.parse_params("oos", params,
+                                 common.dataclass_defaults(cls))
     config = cls(**values)
     config.validate()
     return config

@@ -91,7 +91,6 @@ from open_spiel.python.algorithms import mcts as os_mcts
 import pyspiel
 
 from open_spiel_sog.bots import common
-from open_spiel_sog.bots.sog import _coerce
 
 # Trees larger than this (in histories, terminal ones included) are not
 # offered to cfr_policy: its solve time grows with histories * iterations.
@@ -144,22 +143,7 @@ def _parse_params(bot: str, params: Mapping[str, Any] | None,
     ValueError: an unknown parameter or a value of the wrong type, naming the
       bot, the parameter and the supported parameters.
   """
-  params = {k: v for k, v in dict(params or {}).items() if k != "name"}
-  unknown = sorted(set(params) - set(defaults))
-  if unknown:
-    raise ValueError(
-        f"{bot}: unknown parameter(s) {', '.join(map(repr, unknown))}; "
-        f"supported: {', '.join(sorted(defaults))}")
-  values = dict(defaults)
-  for name, value in params.items():
-    kind = type(defaults[name])
-    try:
-      values[name] = _coerce(name, value, kind)
-    except ValueError:
-      raise ValueError(
-          f"{bot}: parameter {name!r} must be of type {kind.__name__}, got "
-          f"{value!r}; supported parameters: "
-          f"{', '.join(sorted(defaults))}") from None
+  values = common.parse_params(bot, params, defaults)
   seed = values.get("seed", 0)
   if not 0 <= seed <= _MAX_SEED:
     raise ValueError(f"{bot}: seed must be in [0, {_MAX_SEED}], got {seed}")

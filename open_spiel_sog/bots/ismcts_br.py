@@ -51,15 +51,8 @@ class ISMCTSBRBotConfig:
   @classmethod
   def from_params(cls, params: Mapping[str, Any] | None
                   ) -> "ISMCTSBRBotConfig":
-    from open_spiel_sog.bots.sog import _coerce  # pylint: disable=g-import-not-at-top
-    params = dict(params or {})
-    unknown = sorted(set(params) - set(PARAMETERS))
-    if unknown:
-      raise ValueError(f"ismcts_br: unknown parameter(s) {unknown}; "
-                       f"supported: {', '.join(PARAMETERS)}")
-    kinds = {f.name: type(f.default) for f in dataclasses.fields(cls)}
-    values = {k: _coerce(k, v, kinds[k]) for k, v in params.items()}
-    config = cls(**values)
+    config = cls(**common.parse_params(
+        "ismcts_br", params, common.dataclass_defaults(cls)))
     if not config.opponent:
       raise ValueError(
           "ismcts_br: the 'opponent' parameter is required: the SPEC of the "

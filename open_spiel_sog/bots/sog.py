@@ -35,6 +35,7 @@ import pyspiel
 from open_spiel_sog.algorithms import gt_cfr
 from open_spiel_sog.algorithms import resolving
 from open_spiel_sog.algorithms import value_functions
+from open_spiel_sog.bots import common
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
 from open_spiel_sog.public_state.observer import validate_game
@@ -84,17 +85,8 @@ class SoGConfig:
   @classmethod
   def from_params(cls, params: Mapping[str, Any] | None) -> "SoGConfig":
     """Builds a config from bot parameters, with clear errors."""
-    params = dict(params or {})
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(params) - set(fields))
-    if unknown:
-      raise ValueError(
-          f"sog: unknown parameter(s) {', '.join(map(repr, unknown))}; "
-          f"supported: {', '.join(sorted(fields))}")
-    values = {}
-    for name, value in params.items():
-      default = fields[name].default
-      values[name] = _coerce(name, value, type(default))
+    values = common.parse_params("sog", params,
+                                 common.dataclass_defaults(cls))
     config = cls(**values)
     config.validate()
     return config
@@ -128,40 +120,6 @@ class SoGConfig:
       if getattr(self, name) < 1:
         raise ValueError(f"sog: {name} must be >= 1, got "
                          f"{getattr(self, name)}")
-
-
-def _coerce(name: str, value: Any, kind: type) -> Any:
-  """Converts a parameter value (from a dict or an OpenSpiel string)."""
-  if kind is bool:
-    if isinstance(value, bool):
-      return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-      return value.lower() == "true"
-    if isinstance(value, int) and value in (0, 1):
-      return bool(value)
-  elif kind is int:
-    if isinstance(value, int) and not isinstance(value, bool):
-      return value
-    if isinstance(value, float) and value.is_integer():
-      return int(value)
-    if isinstance(value, str):
-      try:
-        return int(value)
-      except ValueError:
-        pass
-  elif kind is float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-      return float(value)
-    if isinstance(value, str):
-      try:
-        return float(value)
-      except ValueError:
-        pass
-  elif kind is str:
-    if isinstance(value, str):
-      return value
-  raise ValueError(f"sog: parameter {name!r} must be of type {kind.__name__}, "
-                   f"got {value!r}")
 
 
 def search_game(game: pyspiel.Game) -> pyspiel.Game:

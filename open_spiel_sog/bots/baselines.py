@@ -550,10 +550,7 @@ class CFRPolicyBot(common.StatelessBot):
     self._table = cfr_plus_average_policy(game, self.iterations)
 
   def get_policy(self, state):
-    if state.is_terminal() or state.current_player() != self._player:
-      raise ValueError(
-          f"cfr_policy: asked to act for player {self._player} at a state "
-          f"where it does not act (current player: {state.current_player()})")
+    self.check_turn("cfr_policy", state)
     info_state = state.information_state_string(self._player)
     policy = self._table.get(info_state)
     if policy is None:

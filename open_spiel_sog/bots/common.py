@@ -94,5 +94,12 @@ class StatelessBot(pyspiel.Bot):
   def provides_policy(self):
     return True
 
+  def check_turn(self, bot: str, state: pyspiel.State) -> None:
+    """ValueError naming `bot` unless this bot's player acts at `state`."""
+    if state.is_terminal() or state.current_player() != self._player:
+      raise ValueError(
+          f"{bot}: asked to act for player {self._player} at a state where it "
+          f"does not act (current player: {state.current_player()})")
+
   def step(self, state):
     return self.step_with_policy(state)[1]

@@ -91,11 +91,7 @@ class ISMCTSBRBot(common.StatelessBot):
     self._simulations = config.simulations or None
 
   def _action(self, state) -> int:
-    if state.is_terminal():
-      raise ValueError("ismcts_br: step called on a terminal state")
-    if state.current_player() != self._player:
-      raise ValueError(f"ismcts_br: step called for player {self._player} at "
-                       f"a state where player {state.current_player()} acts")
+    self.check_turn("ismcts_br", state)
     return self.responder.decide(state, self._simulations)
 
   def step_with_policy(self, state):

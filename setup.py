@@ -69,7 +69,8 @@ setuptools.setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
     packages=setuptools.find_packages(include=["open_spiel_sog", "open_spiel_sog.*"]),
-    package_data={"open_spiel_sog": ["data/*", "_native/*.cc"]},
+    package_data={"open_spiel_sog": ["data/*", "_native/*.cc",
+                                     "games/maps/*"]},
     install_requires=[
         f"open_spiel=={OPEN_SPIEL_VERSION}",
         "numpy",

@@ -17,6 +17,8 @@ Public API:
     "mcts", "ismcts", "cfr_policy"; online outcome sampling, "oos"
     (`open_spiel_sog.bots.oos`); round_robin in
     `open_spiel_sog.evaluation.tournament`.
+  Games (`open_spiel_sog.games`): "scotland_yard", registered with
+    pyspiel.register_game on import.
   ISMCTSBRBot: a trained ISMCTS-BR best responder to a fixed opponent,
     registered as "ismcts_br" (`open_spiel_sog.bots.ismcts_br`; the
     algorithm is `open_spiel_sog.algorithms.ismcts_br`).
@@ -34,6 +36,7 @@ from open_spiel_sog.bots.ismcts_br import ISMCTSBRBot
 from open_spiel_sog.bots.sog import SoGBot
 from open_spiel_sog.bots.sog import SoGConfig
 from open_spiel_sog.evaluation.exploitability import sog_exploitability
+from open_spiel_sog.games import scotland_yard as _scotland_yard
 from open_spiel_sog.registry import register_bot
 
 _sog.register()

@@ -36,7 +36,9 @@ Bots and their parameters (all optional):
     with random rollouts its prior is uniform). Caveat: the C++ bot is not
     reproducible from its seed (in open_spiel 2.0.2 its choices depend on
     the iteration order of absl hash maps, which varies between bot
-    instances); backend "python" gives seed-reproducible games.
+    instances); backend "python" gives seed-reproducible games. Python
+    games (scotland_yard, ...) always use the Python port: the C++ bot cannot
+    call a Python state's resample_from_infostate.
     Imperfect-information sequential games whose states implement
     `resample_from_infostate` (kuhn_poker, leduc_poker, bridge, hearts, ...;
     not liars_dice, dark_hex, phantom_ttt). For perfect-information games
@@ -259,6 +261,11 @@ def _supports_resampling(game: pyspiel.Game) -> bool:
     return supported
 
 
+def is_python_game(game: pyspiel.Game) -> bool:
+  """True for games implemented in Python (pyspiel.register_game)."""
+  return type(game).__module__ != pyspiel.Game.__module__
+
+
 def _ismcts_unsupported_reason(game: pyspiel.Game) -> str | None:
   """Why ISMCTS cannot play `game`, or None if it can."""
   game_type = game.get_type()
@@ -297,12 +304,19 @@ def _ismcts_factory(game: pyspiel.Game, player: int,
   if backend not in _ISMCTS_BACKENDS:
     raise ValueError(f"ismcts: unknown backend {backend!r}; supported: "
                      f"{', '.join(map(repr, _ISMCTS_BACKENDS))}")
+  python_game = is_python_game(game)
   if backend == "auto":
-    backend = "python" if child_selection == "puct" else "cpp"
+    backend = ("python" if child_selection == "puct" or python_game
+               else "cpp")
   elif backend == "cpp" and child_selection == "puct":
     raise ValueError("ismcts: OpenSpiel's C++ ISMCTS has no PUCT child "
                      "selection; use backend=python (or auto) with "
                      "child_selection=puct")
+  elif backend == "cpp" and python_game:
+    raise ValueError(
+        f"ismcts: {game.get_type().short_name} is a Python game; OpenSpiel's "
+        "C++ ISMCTS cannot call its resample_from_infostate. Use "
+        "backend=python (or auto)")
   reason = _ismcts_unsupported_reason(game)
   if reason:
     raise ValueError("ismcts plays imperfect-information sequential games "

@@ -277,17 +277,20 @@ def load_map(name_or_path: str) -> ScotlandYardMap:
   if not name_or_path:
     raise ValueError("scotland_yard: map must be a shipped map name "
                      f"({', '.join(shipped_maps())}) or a JSON file path")
-  path = name_or_path
-  if not os.path.exists(path):
-    shipped = os.path.join(MAPS_DIR, name_or_path + ".json")
-    if os.path.sep in name_or_path or name_or_path.endswith(".json"):
+  # A name without a path separator or ".json" is a shipped map, so a file
+  # of that name in the working directory never shadows it.
+  if os.path.sep in name_or_path or name_or_path.endswith(".json"):
+    path = name_or_path
+    if not os.path.isfile(path):
       raise ValueError(f"scotland_yard: map file {name_or_path!r} does not "
                        "exist")
-    if not os.path.exists(shipped):
+  else:
+    path = os.path.join(MAPS_DIR, name_or_path + ".json")
+    if not os.path.isfile(path):
       raise ValueError(
           f"scotland_yard: unknown map {name_or_path!r}; shipped maps: "
-          f"{', '.join(shipped_maps())} (or give a JSON file path)")
-    path = shipped
+          f"{', '.join(shipped_maps())} (or give a JSON file path, which "
+          "contains '/' or ends in .json)")
   try:
     with open(path, encoding="utf-8") as f:
       data = json.load(f)
@@ -318,10 +321,9 @@ class Rules:
     self.labels = game_map.stations
 
     def station_list(key, default, what):
-      text = str(params.get(key, ""))
-      if not text:
+      parts = _split_list(params.get(key, ""))
+      if not parts:
         return default
-      parts = [p for p in re.split(r"[\s/;]+", text.strip()) if p]
       return tuple(game_map.index(p, what) for p in parts)
 
     def count(key, default):
@@ -366,18 +368,20 @@ class Rules:
       raise ValueError(f"scotland_yard: max_rounds must be >= 1, got "
                        f"{self.max_rounds}")
     reveal_text = str(params.get("reveal_rounds", ""))
-    if reveal_text.strip().lower() == "none":
+    reveal_parts = _split_list(reveal_text)
+    if [p.lower() for p in reveal_parts] == ["none"]:
       reveal = ()
-    elif reveal_text:
+    elif reveal_parts:
       try:
-        reveal = tuple(int(p) for p in re.split(r"[\s/;]+",
-                                                  reveal_text.strip()) if p)
+        reveal = tuple(int(p) for p in reveal_parts)
       except ValueError:
         raise ValueError(
             f"scotland_yard: reveal_rounds must be round numbers separated "
             f"by '/' (e.g. 3/8) or 'none', got {reveal_text!r}") from None
     else:
-      reveal = game_map.reveal_rounds
+      # The map's reveal rounds past a shortened game never happen.
+      reveal = tuple(r for r in game_map.reveal_rounds
+                     if r <= self.max_rounds)
     for r in reveal:
       if not 1 <= r <= self.max_rounds:
         raise ValueError(f"scotland_yard: reveal round {r} is outside rounds "
@@ -389,6 +393,12 @@ class Rules:
       adjacency[a].append((b, t))
       adjacency[b].append((a, t))
     self.adjacency = tuple(tuple(sorted(a)) for a in adjacency)
+    for s in self.mrx_start:
+      if not self.mrx_moves(s, self.mrx_tickets, self.detective_starts):
+        raise ValueError(
+            f"scotland_yard map {name!r}: Mr. X cannot move from his start "
+            f"{self.labels[s]} (detectives hold every neighbour, or he has no "
+            "ticket for its edges)")
     self.num_actions = 4 * n + 1
     self.double_action = 4 * n
     self.chance = len(self.mrx_start) > 1
@@ -436,6 +446,24 @@ class Rules:
 
 # --- Game ---------------------------------------------------------------------
 
+_LIST_PARAMS = ("mrx_start", "detective_starts", "reveal_rounds")
+
+
+def _split_list(text: str) -> list[str]:
+  """'1/11' (or '1 11', '1;11', quoted) -> ['1', '11']."""
+  return [p for p in re.split(r"[\s/;]+", str(text).strip().strip("'\"")) if p]
+
+
+def _canonical_list(text: str) -> str:
+  """The form of a list parameter that OpenSpiel's game-string parser reads
+  back as a string: '/'-separated, with a trailing '/' for a single item
+  (a bare '6' would be read as an integer)."""
+  parts = _split_list(text)
+  if len(parts) == 1 and parts[0].lower() == "none":
+    return "none"
+  return "/".join(parts) + ("/" if len(parts) == 1 else "")
+
+
 # Outcomes of a finished game.
 ONGOING, CAUGHT, MRX_STUCK, SURVIVED, DETECTIVES_STUCK = range(5)
 _OUTCOME_TEXT = {
@@ -455,6 +483,8 @@ class ScotlandYardGame(pyspiel.Game):
                        f"{', '.join(unknown)}; supported: "
                        f"{', '.join(_DEFAULT_PARAMS)}")
     self.rules = rules = Rules(load_map(str(params["map"])), params)
+    for key in _LIST_PARAMS:
+      params[key] = _canonical_list(params[key])
     max_length = (rules.max_rounds * (1 + rules.num_detectives) +
                   min(rules.doubles, rules.max_rounds))
     game_info = pyspiel.GameInfo(
@@ -704,7 +734,7 @@ def _path_counts(rules: Rules, events: Sequence[tuple],
   mrx_tickets = list(rules.mrx_tickets)
   counts = {s: 1 for s in starts}
   layers = []
-  for event in events:
+  for position, event in enumerate(events):
     kind = event[0]
     if kind == "x":
       _, ticket, _, revealed = event
@@ -736,7 +766,9 @@ def _path_counts(rules: Rules, events: Sequence[tuple],
         counts = {p: c for p, c in counts.items()
                   if not rules.mrx_moves(p, mrx_tickets, detectives)}
       continue
-    if kind == "d":
+    caught_next = (position + 1 < len(events) and
+                   events[position + 1] == ("end", CAUGHT))
+    if kind == "d" and not caught_next:
       counts = {p: c for p, c in counts.items() if p not in detectives}
   if at_mrx_decision:
     counts = {p: c for p, c in counts.items()

@@ -274,6 +274,23 @@ def test_exploitability_example_accepts_empty_params():
   assert all(math.isfinite(v) and v >= 0 for v in summary["values"])
 
 
+def test_exploitability_example_scores_other_bots():
+  result = _run_example("--game=kuhn_poker", "--bot=uniform_random",
+                        "--seeds=0", "--noprogress", "--json")
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  assert summary["bot"] == "uniform_random"
+  assert summary["mean"] == pytest.approx(11 / 24)  # OpenSpiel's uniform
+
+
+def test_exploitability_example_rejects_an_unknown_bot():
+  result = _run_example("--game=kuhn_poker", "--bot=nosuchbot", "--seeds=0",
+                        "--noprogress")
+  assert result.returncode != 0
+  assert "Unknown bot 'nosuchbot'" in result.stderr
+  assert "Traceback" not in result.stderr
+
+
 @pytest.mark.parametrize("bot_params,message", [
     ("simulations", "malformed"),
     ("simulations=10,=3", "malformed"),

@@ -680,6 +680,26 @@ def test_no_detective_can_move_mrx_wins(game_on):
   assert "no detective can move" in state.observation_string(1)
 
 
+@pytest.mark.parametrize("handover", [0, 1])
+def test_detectives_used_tickets_go_to_mrx(game_on, handover):
+  game = game_on("lenses", tickets_to_mrx=handover)
+  state = new_state(game, "taxi to 7")
+  assert state.mrx_tickets[0] == 4
+  state.apply_action(state.legal_actions()[0])  # D1 takes a taxi
+  assert state.mrx_tickets[0] == 4 + handover
+  if handover:
+    # The public observation shows Mr. X's ticket count go up.
+    assert "X tickets (t5" in state.observation_string(1)
+
+
+def test_london_hands_detectives_tickets_to_mrx():
+  assert load("scotland_yard(map=london)").rules.tickets_to_mrx
+  assert not load("scotland_yard(map=london,tickets_to_mrx=0)"
+                  ).rules.tickets_to_mrx
+  assert_value_error("tickets_to_mrx must be 1", "scotland_yard",
+                     tickets_to_mrx=2)
+
+
 def test_detective_without_a_legal_move_is_skipped(game_on):
   # D1 on 1 is boxed in by D2 on 2 and D3 on 5.
   state = new_state(game_on("lenses", detective_starts="1/2/5"), "taxi to 7")

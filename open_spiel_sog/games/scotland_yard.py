@@ -19,8 +19,8 @@ edge). Mr. X wins when the detectives have finished the round in which the
 travel log reaches `max_rounds`, or when no detective can move at the start
 of the detectives' turn. A detective who cannot move (no ticket for any free
 edge) is skipped. Detectives never move onto each other, and Mr. X never moves
-onto a detective. Used tickets are not handed to Mr. X (a simplification of
-the board game).
+onto a detective. With `tickets_to_mrx` (the London map's setting, as on the
+board) every ticket a detective uses goes to Mr. X.
 
 Maps are JSON files (`open_spiel_sog/games/maps/*.json`, or any path): stations
 (a list of ids), edges ``[a, b, transport]`` (undirected), and the set-up
@@ -63,7 +63,7 @@ MAPS_DIR = os.path.join(os.path.dirname(__file__), "maps")
 
 _MAP_KEYS = ("name", "description", "source", "license", "stations", "edges",
              "mrx_start", "detective_starts", "detective_tickets",
-             "mrx_tickets", "max_rounds", "reveal_rounds")
+             "mrx_tickets", "tickets_to_mrx", "max_rounds", "reveal_rounds")
 
 # Game parameters: -1 / "" take the map's value.
 _DEFAULT_PARAMS = {
@@ -80,6 +80,7 @@ _DEFAULT_PARAMS = {
     "mrx_underground": -1,
     "mrx_black": -1,
     "mrx_double": -1,
+    "tickets_to_mrx": -1,
 }
 
 _GAME_TYPE = pyspiel.GameType(
@@ -122,6 +123,8 @@ class ScotlandYardMap:
     mrx_tickets: [5] taxi, bus, underground, black, double.
     max_rounds: travel-log entries before Mr. X wins.
     reveal_rounds: travel-log entries (1-based) after which Mr. X is shown.
+    tickets_to_mrx: the board game's rule that every ticket a detective uses
+      goes to Mr. X.
     description, source, license: free text from the file.
   """
   name: str
@@ -133,6 +136,7 @@ class ScotlandYardMap:
   mrx_tickets: tuple[int, ...]
   max_rounds: int
   reveal_rounds: tuple[int, ...]
+  tickets_to_mrx: bool = False
   description: str = ""
   source: str = ""
   license: str = ""
@@ -250,6 +254,10 @@ def parse_map(data: Mapping[str, Any], name: str = "") -> ScotlandYardMap:
   detective_starts = _int_list(name, "detective_starts",
                                data["detective_starts"])
   reveal = _int_list(name, "reveal_rounds", data.get("reveal_rounds", []))
+  tickets_to_mrx = data.get("tickets_to_mrx", False)
+  if not isinstance(tickets_to_mrx, bool):
+    raise _map_error(name, f"'tickets_to_mrx' must be true or false, got "
+                     f"{tickets_to_mrx!r}")
   max_rounds = data.get("max_rounds", 5)
   if not isinstance(max_rounds, int) or isinstance(max_rounds, bool):
     raise _map_error(name, f"'max_rounds' must be an integer, got "
@@ -263,6 +271,7 @@ def parse_map(data: Mapping[str, Any], name: str = "") -> ScotlandYardMap:
       mrx_tickets=_tickets(name, "mrx_tickets", data.get("mrx_tickets", {}),
                            MRX_TICKETS),
       max_rounds=max_rounds, reveal_rounds=tuple(reveal),
+      tickets_to_mrx=tickets_to_mrx,
       description=str(data.get("description", "")),
       source=str(data.get("source", "")), license=str(data.get("license", "")))
   return dataclasses.replace(
@@ -364,6 +373,13 @@ class Rules:
         for kind, default in zip(TICKETS, game_map.mrx_tickets[:4]))
     self.doubles = count("mrx_double", game_map.mrx_tickets[4])
     self.max_rounds = count("max_rounds", game_map.max_rounds)
+    handover = int(params.get("tickets_to_mrx", -1))
+    if handover not in (-1, 0, 1):
+      raise ValueError("scotland_yard: tickets_to_mrx must be 1 (detectives' "
+                       "used tickets go to Mr. X), 0 (they do not) or -1 (the "
+                       f"map's setting), got {handover}")
+    self.tickets_to_mrx = (game_map.tickets_to_mrx if handover == -1
+                           else bool(handover))
     if self.max_rounds < 1:
       raise ValueError(f"scotland_yard: max_rounds must be >= 1, got "
                        f"{self.max_rounds}")
@@ -615,6 +631,10 @@ class ScotlandYardState(pyspiel.State):
     tickets = [list(t) for t in self.detective_tickets]
     tickets[k][ticket] -= 1
     self.detective_tickets = tuple(tuple(t) for t in tickets)
+    if rules.tickets_to_mrx:
+      mrx_tickets = list(self.mrx_tickets)
+      mrx_tickets[ticket] += 1
+      self.mrx_tickets = tuple(mrx_tickets)
     self.events += (("d", k, ticket, dest),)
     if dest == self.mrx:
       self._end(CAUGHT)
@@ -758,6 +778,8 @@ def _path_counts(rules: Rules, events: Sequence[tuple],
       _, k, ticket, dest = event
       detectives[k] = dest
       tickets[k][ticket] -= 1
+      if rules.tickets_to_mrx:
+        mrx_tickets[ticket] += 1
     elif kind == "end":
       outcome = event[1]
       if outcome == CAUGHT:

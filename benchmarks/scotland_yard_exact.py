@@ -7,7 +7,7 @@ r"""Exact solving and exact exploitability on small Scotland Yard maps.
 
 For every configuration (--configs, names from CONFIGS): the size of the game
 (histories, terminal histories, public states, infostates per player) and of
-its public tree, then PublicTreeCFR from the root for --iterations
+its public tree, `check_public_states` on it, then PublicTreeCFR from the root for --iterations
 iterations: the game value (OpenSpiel's `policy_value` of the average
 policy), its exploitability judged by OpenSpiel's `exploitability` (NashConv /
 2) and the seconds each step took, OpenSpiel's evaluation included.
@@ -44,6 +44,7 @@ from open_spiel_sog.evaluation.exploitability import bot_exploitability
 from open_spiel_sog.evaluation.exploitability import sog_exploitability
 from open_spiel_sog.public_state import ObserverConfig
 from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state import check_public_states
 
 # name: game string. Rounds beyond 5 need more than the map's 5 tickets.
 CONFIGS = {
@@ -120,6 +121,10 @@ def measure_config(name: str, iterations: int) -> dict:
   row["infostates"] = [int(tree.players[p].num_rows) for p in range(2)]
   row["largest_public_state"] = max(len(ps.histories)
                                     for ps in tree.public_states)
+  start = time.perf_counter()
+  check = check_public_states(game, observer=observer)
+  row["check_public_states"] = check["mode"]
+  row["check_seconds"] = time.perf_counter() - start
   print(f"[{name}] {row['histories']:,} histories, {row['public_states']:,} "
         f"public states, infostates {row['infostates']} "
         f"(tree {row['tree_seconds']:.1f} s)", file=sys.stderr, flush=True)

@@ -336,7 +336,7 @@ def test_game_string_round_trip(map_paths, game_string):
 def test_empty_string_defaults_are_kept_in_the_game_string():
   game = load("scotland_yard")
   assert "mrx_start=," in str(game)
-  assert "reveal_rounds=)" in str(game)
+  assert "reveal_rounds=," in str(game)
   assert game.get_parameters()["detective_starts"] == ""
   assert str(pyspiel.load_game(str(game))) == str(game)
 

@@ -708,8 +708,7 @@ class ScotlandYardState(pyspiel.State):
     weights = layers[-1][0]
     nxt = _draw(weights, probability_sampler)
     path.append(nxt)
-    for counts, moves in reversed(layers[:-1]):
-      _, step = moves
+    for counts, step in reversed(layers[:-1]):
       cand = {p: c for p, c in counts.items() if nxt in step.get(p, ())}
       nxt = _draw(cand, probability_sampler)
       path.append(nxt)
@@ -744,13 +743,12 @@ def _path_counts(rules: Rules, events: Sequence[tuple],
                  starts: Sequence[int], at_mrx_decision: bool):
   """Forward counts of Mr. X's paths consistent with the public record.
 
-  Returns a list of layers (counts, (ticket, step)): counts maps a station to
+  Returns a list of layers (counts, step): counts maps a station to
   the number of consistent paths ending there after each of Mr. X's moves
   (layer 0: the start); step maps a station to the stations the move could
   have reached from it.
   """
   detectives = list(rules.detective_starts)
-  tickets = [list(rules.detective_tickets) for _ in detectives]
   mrx_tickets = list(rules.mrx_tickets)
   counts = {s: 1 for s in starts}
   layers = []
@@ -771,15 +769,18 @@ def _path_counts(rules: Rules, events: Sequence[tuple],
         step[p] = tuple(sorted(reach))
         for j in reach:
           new[j] = new.get(j, 0) + c
-      layers.append((counts, (ticket, step)))
+      layers.append((counts, step))
       counts = new
       mrx_tickets[ticket] -= 1
     elif kind == "d":
       _, k, ticket, dest = event
       detectives[k] = dest
-      tickets[k][ticket] -= 1
       if rules.tickets_to_mrx:
         mrx_tickets[ticket] += 1
+      caught = (position + 1 < len(events) and
+                events[position + 1] == ("end", CAUGHT))
+      if not caught:
+        counts = {p: c for p, c in counts.items() if p not in detectives}
     elif kind == "end":
       outcome = event[1]
       if outcome == CAUGHT:
@@ -787,11 +788,6 @@ def _path_counts(rules: Rules, events: Sequence[tuple],
       elif outcome == MRX_STUCK:
         counts = {p: c for p, c in counts.items()
                   if not rules.mrx_moves(p, mrx_tickets, detectives)}
-      continue
-    caught_next = (position + 1 < len(events) and
-                   events[position + 1] == ("end", CAUGHT))
-    if kind == "d" and not caught_next:
-      counts = {p: c for p, c in counts.items() if p not in detectives}
   if at_mrx_decision:
     counts = {p: c for p, c in counts.items()
               if rules.mrx_moves(p, mrx_tickets, detectives)}
@@ -874,9 +870,7 @@ def _situation_string(state: ScotlandYardState, public: bool, mrx: bool
         text += f"@{rules.label(revealed)}"
       log.append(text)
     parts.append("log: " + (" ".join(log) if log else "-"))
-    if state.outcome == CAUGHT:
-      parts.append(f"X@{rules.label(state.mrx)}")
-  if mrx and state.mrx >= 0:
+  if state.mrx >= 0 and (mrx or (public and state.outcome == CAUGHT)):
     parts.append(f"X@{rules.label(state.mrx)}")
   return ", ".join(parts)
 

@@ -1,22 +1,26 @@
 # `make run` and `make test` work on a fresh machine: each creates .venv in the
 # repository when it is missing, installs the package (building the C++ shim)
-# and then runs.
-PYTHON ?= python3
-VENV   := .venv
-PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.open_spiel_sog-installed
+# and then runs. Every pip call takes the exact versions of constraints.txt
+# (-c), so a fresh clone gets the environment the README's figures were
+# measured with; `make lock` refreshes the pins (docs/environment.md).
+PYTHON      ?= python3
+VENV        := .venv
+PY          := $(VENV)/bin/python
+STAMP       := $(VENV)/.open_spiel_sog-installed
+CONSTRAINTS := constraints.txt
+PIP         := $(PY) -m pip install --quiet -c $(CONSTRAINTS)
 
-.PHONY: install run test test-ray bench bazel-test clean
+.PHONY: install run test test-ray bench bazel-test lock clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PIP) pip
 
 # The shim is compiled against the pinned open_spiel wheel already in the venv,
 # so build requirements are installed first and the build is not isolated.
-$(STAMP): $(PY) setup.py pyproject.toml open_spiel_sog/_native/shim.cc
-	$(PY) -m pip install --quiet "setuptools>=64" wheel pybind11==3.1.0 open_spiel==2.0.2
-	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,progress,plot]"
+$(STAMP): $(PY) setup.py pyproject.toml open_spiel_sog/_native/shim.cc $(CONSTRAINTS)
+	$(PIP) setuptools wheel pybind11 open_spiel
+	$(PIP) --no-build-isolation -e ".[test,progress,plot]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -30,7 +34,7 @@ test: install
 # The ray backend's tests (marked `ray`, deselected by `make test`); installs
 # the optional ray extra's package first.
 test-ray: install
-	$(PY) -m pip install --quiet "ray"
+	$(PIP) "ray"
 	$(PY) -m pytest -q -m ray tests
 
 bench: install
@@ -67,6 +71,20 @@ bazel-test: install
 	  --test_output=errors \
 	  --test_env=OPEN_SPIEL_SOG_VENV_ID="$$venv_id" \
 	  //:all
+
+# Refreshes constraints.txt: a clean venv in .venv-lock with the newest
+# releases the setup allows, frozen. Re-measure the README's figures with the
+# new pins before committing them (docs/environment.md).
+lock:
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet --upgrade pip setuptools wheel
+	.venv-lock/bin/python -m pip install --quiet pybind11==3.1.0 open_spiel==2.0.2
+	.venv-lock/bin/python -m pip install --quiet --no-build-isolation -e ".[test,progress,plot]"
+	{ sed -n '/^#/p' $(CONSTRAINTS); .venv-lock/bin/python -m pip freeze --all --exclude-editable; } > $(CONSTRAINTS).new
+	mv $(CONSTRAINTS).new $(CONSTRAINTS)
+	rm -rf .venv-lock
+	@echo "constraints.txt refreshed: 'rm -rf .venv && make install', then re-measure (docs/environment.md)"
 
 clean:
 	rm -rf build *.egg-info open_spiel_sog/_native/*.so

@@ -48,3 +48,52 @@ def test_benchmark_reports_ratio_and_both_exploitabilities():
   # Same algorithm, same iterations: both solvers reach a similar quality.
   assert summary["ours_exploitability"] < 5e-3
   assert summary["openspiel_exploitability"] < 5e-3
+
+
+def test_sog_demo_scores_agents_and_plays_duplicate_head_to_head():
+  # Imported here: the other tests of this file only run subprocesses.
+  # pylint: disable-next=g-import-not-at-top
+  from open_spiel_sog.evaluation.exploitability import sog_exploitability
+  result = _run("examples/sog_demo.py", "--game=kuhn_poker",
+                "--simulations=20", "--ismcts_simulations=50", "--deals=2",
+                "--seed=0", "--json", "--noprogress")
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  assert summary["game"] == "kuhn_poker()"
+  assert summary["seed"] == 0
+  agents = {a["bot"]: a for a in summary["agents"]}
+  assert [a["bot"] for a in summary["agents"]] == ["sog", "ismcts",
+                                                    "uniform_random"]
+  for agent in summary["agents"]:
+    assert set(agent) >= {"name", "exploitability", "seconds"}
+    assert agent["seconds"] >= 0
+  # OpenSpiel's exploitability of the uniform policy in Kuhn poker: 11/24.
+  assert agents["uniform_random"]["exploitability"] == pytest.approx(
+      11 / 24, abs=1e-9)
+  assert 0 <= agents["ismcts"]["exploitability"] <= 11 / 24 + 1e-9
+  # SoG's policy construction is deterministic given its seed: the same
+  # number in this process as in the demo's.
+  expected = sog_exploitability("kuhn_poker", {"simulations": 20}, [0])
+  assert agents["sog"]["exploitability"] == pytest.approx(expected["mean"],
+                                                          abs=1e-9)
+  h2h = summary["head_to_head"]
+  assert h2h["deals"] == 2
+  assert h2h["games"] == 2 * h2h["deals"]
+  assert h2h["ci95"] >= 0
+  assert h2h["low"] <= h2h["mean"] <= h2h["high"]
+  assert h2h["low"] == pytest.approx(h2h["mean"] - h2h["ci95"])
+
+
+@pytest.mark.parametrize("flag, message", [
+    ("--game=no_such_game", "unknown game 'no_such_game'"),
+    ("--game=kuhn_poker(players=3)", "two-player"),
+    ("--simulations=-1", "--simulations"),
+    ("--deals=-3", "--deals"),
+])
+def test_sog_demo_rejects_bad_flags_in_one_line(flag, message):
+  result = _run("examples/sog_demo.py", flag, "--noprogress")
+  assert result.returncode != 0
+  assert "Traceback" not in result.stderr
+  errors = [line for line in result.stderr.splitlines()
+            if line.startswith("sog_demo:")]
+  assert len(errors) == 1 and message in errors[0], result.stderr

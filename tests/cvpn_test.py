@@ -314,7 +314,7 @@ def test_value_function_from_checkpoint_evaluates_queries(kuhn,
                                                           trained_checkpoint):
   game, observer, _ = kuhn
   path, net = trained_checkpoint
-  value_fn = cvpn.CVPNValueFunction.from_checkpoint(path, game, observer)
+  value_fn = cvpn.CVPNValueFunction.from_checkpoint(path, game)
   assert value_fn.evaluate([]) == []
   ps = _first_decision(observer)
   query = value_functions.Query(ps, (np.array([1.0, 2.0, 3.0]),

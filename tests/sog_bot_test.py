@@ -304,3 +304,54 @@ def test_exploitability_example_rejects_bad_params_readably(bot_params,
   assert result.returncode != 0
   assert message in result.stderr
   assert "Traceback" not in result.stderr
+
+
+# --- Loading: a checkpoint is read once per process --------------------------
+
+
+def _leduc_round_one_state(game):
+  state = game.new_initial_state()
+  state.apply_action(0)  # the private cards
+  state.apply_action(3)
+  return state
+
+
+def test_load_bot_reads_a_checkpoint_once_and_shares_no_search_state(
+    monkeypatch, tmp_path):
+  import shutil  # pylint: disable=g-import-not-at-top
+  import time  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game("leduc_poker")
+  path = str(tmp_path / "leduc.npz")
+  shutil.copy(cvpn.shipped_checkpoint(game), path)
+  reads = []
+  real_read = cvpn.read_checkpoint
+  monkeypatch.setattr(cvpn, "read_checkpoint",
+                      lambda p: reads.append(p) or real_read(p))
+  params = {"simulations": 5, "checkpoint": path}
+  first = pyspiel.load_bot("sog", game, 0, params)
+  assert len(reads) == 1
+  seconds, bots = [], []
+  for i in range(30):
+    start = time.perf_counter()
+    bots.append(pyspiel.load_bot("sog", game, i % 2, params))
+    seconds.append(time.perf_counter() - start)
+  assert len(reads) == 1, "the checkpoint was read again"
+  assert max(seconds) < 0.1, seconds
+  # One network, read-only; everything a search changes is per bot.
+  assert all(b.value_fn.net is first.value_fn.net for b in bots)
+  assert len({id(b.value_fn) for b in bots + [first]}) == 31
+  assert len({id(b.resolver) for b in bots + [first]}) == 31
+  with pytest.raises(ValueError, match="shared"):
+    first.value_fn.net.set_params(first.value_fn.net.params)
+  # Games played by other bots of the process change no later bot's play.
+  state = _leduc_round_one_state(game)
+  before = bots[0].step_with_policy(state)[0]
+  pyspiel.evaluate_bots(game.new_initial_state(), [first, bots[1]], 3)
+  after = pyspiel.load_bot("sog", game, 0, params).step_with_policy(state)[0]
+  assert after == before
+  # A new file at the same path is read again.
+  shutil.copy(cvpn.shipped_checkpoint(game), path + ".new")
+  os.replace(path + ".new", path)
+  pyspiel.load_bot("sog", game, 0, params)
+  assert len(reads) == 2

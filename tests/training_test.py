@@ -130,7 +130,7 @@ def test_exact_values_agree_with_openspiel_kuhn_equilibrium():
   game, _, ps = _kuhn_queries()
   ranges = (np.ones(3), np.ones(3))
   exact = value_functions.ExactValueFunction(
-      game, iterations=2000, warm_start=False).evaluate(
+      game, tolerance=1e-5, warm_start=False).evaluate(
           [value_functions.Query(ps, ranges)])[0]
   assert float(np.sum(exact.values[0])) == pytest.approx(KUHN_GAME_VALUE,
                                                          abs=2e-3)
@@ -148,7 +148,7 @@ def _compare(net, game, ps):
   ranges = (np.ones(ps.num_infostates(0)), np.ones(ps.num_infostates(1)))
   query = value_functions.Query(ps, ranges)
   exact = value_functions.ExactValueFunction(
-      game, iterations=2000, warm_start=False).evaluate([query])[0]
+      game, tolerance=1e-5, warm_start=False).evaluate([query])[0]
   (predicted,) = net.evaluate_batch([query])
   return (_expected_values(ps, ranges, exact.values),
           _expected_values(ps, ranges, predicted.values))

@@ -425,6 +425,10 @@ class CVPN:
     self.params = None
     self.opt_state = None
     self.step = 0
+    self.metadata: dict[str, Any] = {}  # a loaded checkpoint's metadata
+    # Set on networks shared by bots (`shared_network`): they are never
+    # trained or given new parameters.
+    self.read_only = False
 
   # --- Parameters ------------------------------------------------------------
 
@@ -435,7 +439,15 @@ class CVPN:
     self.opt_state = self._optimizer.init(self.params)
     self.step = 0
 
+  def _check_writable(self, what: str) -> None:
+    if self.read_only:
+      raise ValueError(
+          f"cvpn: cannot {what}: this network is shared by every bot of the "
+          "process that loads its checkpoint (cvpn.shared_network); load a "
+          "private copy with cvpn.load_checkpoint to train or change it")
+
   def set_params(self, params) -> None:
+    self._check_writable("set its parameters")
     self.params = params
 
   def learning_rate(self, step: int | None = None) -> float:
@@ -453,6 +465,7 @@ class CVPN:
     if self.params is None:
       raise ValueError("cvpn: parameters are not initialised (call init or "
                        "load a checkpoint)")
+    self._check_writable("train it")
     self.params, self.opt_state, metrics = self._update(
         self.params, self.opt_state, self._as_dict(batch))
     self.step += 1
@@ -653,6 +666,53 @@ def average_checkpoints(paths: Sequence[str],
   return out
 
 
+# --- Networks shared within a process ---------------------------------------
+
+# (real path, game string) -> (file identity, network)
+_SHARED_NETWORKS: dict[tuple[str, str], tuple[tuple[int, ...], CVPN]] = {}
+
+
+def _file_identity(path: str) -> tuple[int, ...]:
+  st = os.stat(path)
+  return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def shared_network(path: str, game: pyspiel.Game | str) -> CVPN:
+  """The network at `path` for `game`, read and prepared once per process.
+
+  Every bot that loads the same checkpoint file gets the same network object:
+  its parameters (on the device, immutable), its encoder and its compiled
+  inference functions, so a `pyspiel.load_bot("sog", ...)` after the first
+  neither reads the file nor compiles again. The network is read-only
+  (`set_params` and `train_step` raise); bots keep their search state and
+  caches in their own value functions. The entry is keyed by the file's real
+  path and the game, and read again when the file's identity (device, inode,
+  size, modification time) changes.
+  """
+  import jax  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game(game) if isinstance(game, str) else game
+  real = os.path.realpath(path)
+  try:
+    identity = _file_identity(real)
+  except OSError:
+    identity = None  # load_checkpoint names the problem
+  key = (real, str(game))
+  cached = _SHARED_NETWORKS.get(key)
+  if cached is not None and identity is not None and cached[0] == identity:
+    return cached[1]
+  net = load_checkpoint(path, game)
+  net.params = jax.device_put(net.params)
+  net.opt_state = None
+  net.read_only = True
+  _SHARED_NETWORKS[key] = (_file_identity(real), net)
+  return net
+
+
+def clear_shared_networks() -> None:
+  """Forgets the networks `shared_network` keeps (they are read again)."""
+  _SHARED_NETWORKS.clear()
+
+
 # --- Shipped networks -------------------------------------------------------
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
@@ -760,11 +820,11 @@ class CVPNValueFunction(value_functions.ValueFunction):
     return out, policies
 
   @classmethod
-  def from_checkpoint(cls, path: str, game: pyspiel.Game,
-                      observer: PublicStateObserver | None = None
+  def from_checkpoint(cls, path: str, game: pyspiel.Game
                       ) -> "CVPNValueFunction":
-    encoder = Encoder(observer) if observer is not None else None
-    return cls(load_checkpoint(path, game, encoder))
+    """A value function of its own (caches, nothing shared that changes)
+    over the process's one read-only copy of the network at `path`."""
+    return cls(shared_network(path, game))
 
   def evaluate(self, queries):
     if not queries:

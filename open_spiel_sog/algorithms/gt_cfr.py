@@ -11,8 +11,9 @@ Regret update phase: per player, one down pass (reach of every sequence)
 and one up pass (counterfactual values) over the player's sequences grouped by
 the number of own actions before them, a few numpy gathers/scatters per
 level; frontier leaves are valued by the value function in one batched call
-per update; regret matching+ and linearly weighted averaging. Simultaneous
-updates by default (as in the paper), alternating as an option.
+per player update; regret matching+ and linearly weighted averaging. Alternating
+updates by default (they measured better; `GTCFRConfig.alternating`), the
+paper's simultaneous updates as an option.
 
 Expansion phase: a simulation samples a history at the growth root from the
 current beliefs, then descends: chance samples its outcome; a decision samples

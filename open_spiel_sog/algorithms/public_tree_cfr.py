@@ -82,7 +82,8 @@ def reach_pass(arrays: PlayerArrays, policy: np.ndarray,
 
 
 def value_pass(arrays: PlayerArrays, policy: np.ndarray,
-               direct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+               direct: np.ndarray, respond: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
   """Counterfactual values of every sequence and every row.
 
   Args:
@@ -90,6 +91,9 @@ def value_pass(arrays: PlayerArrays, policy: np.ndarray,
     policy: [rows, A] the player's policy.
     direct: [S] values that land directly on each sequence (terminal payoffs
       weighted by the opponent's reach, frontier values). Consumed in place.
+    respond: [rows] bool, rows where the player plays a counterfactual best
+      response (the legal action of highest value) instead of `policy`; the
+      chosen actions are then in `policy` rows' place in `best_actions`.
 
   Returns:
     (seq_values [S] (root sequences' entries are the root infostates'
@@ -103,10 +107,51 @@ def value_pass(arrays: PlayerArrays, policy: np.ndarray,
   for l in reversed(range(arrays.num_levels)):
     lo, hi = bounds[l], bounds[l + 1]
     v = np.einsum("ij,ij->i", action_values[lo:hi], policy[lo:hi])
+    if respond is not None and respond[lo:hi].any():
+      best = np.where(arrays.legal_mask[lo:hi], action_values[lo:hi],
+                      -np.inf).max(axis=1)
+      v = np.where(respond[lo:hi], best, v)
     row_values[lo:hi] = v
     sums = np.add.reduceat(v[arrays.level_order[l]], arrays.level_starts[l])
     seq_values[arrays.level_parents[l]] += sums
   return seq_values, row_values
+
+
+def best_actions(arrays: PlayerArrays, seq_values: np.ndarray) -> np.ndarray:
+  """[rows, A] one-hot of each row's legal action of highest counterfactual
+  value (the first on ties), from a value pass's `seq_values`."""
+  action_values = seq_values[arrays.num_root:].reshape(arrays.num_rows,
+                                                       arrays.max_actions)
+  best = np.where(arrays.legal_mask, action_values, -np.inf).argmax(axis=1)
+  out = np.zeros((arrays.num_rows, arrays.max_actions))
+  out[np.arange(arrays.num_rows), best] = 1.0
+  return out
+
+
+@dataclasses.dataclass(frozen=True)
+class SubgameSolution:
+  """A profile of a (sub)game solve and what it is worth under the ranges.
+
+  Attributes:
+    policies: ([rows0, A0], [rows1, A1]) each player's policy: the average
+      policy, with a counterfactual best response to the opponent's average
+      wherever the player's own reach is zero (where the average is
+      arbitrary and no one's value depends on it but the player's own).
+    values: (v0, v1) each player's counterfactual values at its root
+      infostates under `policies`.
+    best_response_values: (b0, b1) each player's counterfactual best-response
+      values at its root infostates against the opponent's policy.
+    reach_mass: Z, the probability mass of the root under the ranges: the
+      sum over root histories of chance reach * r0 * r1.
+    exploitability: NashConv / 2 of `policies` under the ranges, divided by
+      Z (so in the game's utility units, conditional on reaching the root);
+      0 when Z is 0.
+  """
+  policies: tuple[np.ndarray, np.ndarray]
+  values: tuple[np.ndarray, np.ndarray]
+  best_response_values: tuple[np.ndarray, np.ndarray]
+  reach_mass: float
+  exploitability: float
 
 
 class PublicTreeCFR:
@@ -199,6 +244,16 @@ class PublicTreeCFR:
       st.root_range = self.ranges[p]
       reach_pass(st.arrays, st.policy, st.root_range, st.reach)
 
+  def restart_average(self) -> None:
+    """Forgets the average policy and restarts its linear weights, keeping
+    the regrets: after `set_ranges`, an average built under the old ranges
+    moves too slowly (iteration t weighs t), while the regrets still carry
+    most of the solution. `iteration` counts from 0 again."""
+    self.iteration = 0
+    self._reset_root_values()
+    for st in self._players:
+      st.avg_numerator[:] = 0.0
+
   # --- Iterations ----------------------------------------------------------
 
   def _direct_values(self, p: int, opponent_reach: np.ndarray) -> np.ndarray:
@@ -271,10 +326,16 @@ class PublicTreeCFR:
 
   def average_policy_dict(self) -> dict[str, list[tuple[int, float]]]:
     """{information_state_string: [(action, probability), ...]}."""
+    return self.policy_dict([self.average_policy_arrays(p) for p in range(2)])
+
+  def policy_dict(self, policies: Sequence[np.ndarray]
+                  ) -> dict[str, list[tuple[int, float]]]:
+    """{information_state_string: [(action, probability), ...]} of policies
+    given as arrays ([rows, A] per player, e.g. `solution().policies`)."""
     result = {}
     for p in range(2):
       arrays = self.tree.players[p]
-      probs = self.average_policy_arrays(p)
+      probs = policies[p]
       for row, infostate in enumerate(arrays.row_infostate_string):
         k = int(arrays.legal_mask[row].sum())
         result[infostate] = list(
@@ -322,6 +383,46 @@ class PublicTreeCFR:
                                  self._direct_values(p, reaches[1 - p]))
       values.append(seq_values[:arrays.num_root].copy())
     return values[0], values[1]
+
+  def solution(self) -> SubgameSolution:
+    """The average profile completed by best responses where a player's own
+    reach is zero, its root counterfactual values, and its exploitability
+    under the root ranges (see `SubgameSolution`)."""
+    average = [self.average_policy_arrays(p) for p in range(2)]
+    reaches = []
+    for p in range(2):
+      arrays = self.tree.players[p]
+      reaches.append(reach_pass(arrays, average[p], self.ranges[p],
+                                np.zeros(arrays.num_sequences)))
+    policies, values, responses = [], [], []
+    for p in range(2):
+      arrays = self.tree.players[p]
+      unreached = reaches[p][arrays.row_parent_seq] <= 0.0
+      # The best response against the opponent's average everywhere ...
+      br_seq, _ = value_pass(arrays, average[p],
+                             self._direct_values(p, reaches[1 - p]),
+                             respond=np.ones(arrays.num_rows, dtype=bool))
+      responses.append(br_seq[:arrays.num_root].copy())
+      # ... and the average, completed by it where p never gets.
+      seq, _ = value_pass(arrays, average[p],
+                          self._direct_values(p, reaches[1 - p]),
+                          respond=unreached)
+      values.append(seq[:arrays.num_root].copy())
+      completed = average[p]
+      if unreached.any():
+        completed = np.where(unreached[:, None], best_actions(arrays, br_seq),
+                             average[p])
+      policies.append(completed)
+    root = self.root
+    inf0, inf1 = root.history_infostate
+    mass = float(np.sum(root.chance_reach * self.ranges[0][inf0] *
+                        self.ranges[1][inf1]))
+    nash_conv = sum(float(self.ranges[p] @ responses[p]) for p in range(2))
+    exploitability = max(nash_conv, 0.0) / 2 / mass if mass > 0 else 0.0
+    return SubgameSolution(policies=(policies[0], policies[1]),
+                           values=(values[0], values[1]),
+                           best_response_values=(responses[0], responses[1]),
+                           reach_mass=mass, exploitability=exploitability)
 
   def average_root_values(self) -> tuple[np.ndarray, np.ndarray]:
     """Root counterfactual values of the iterates, averaged with the policy

@@ -18,8 +18,8 @@ see that move until the round resolves, which is the same game.
 
 Parameters (all optional; see `SoGConfig` for the meaning of each):
   simulations, expansions_per_update, top_k, value_function, alpha, seed,
-  c_puct, alternating, search_opponent_nodes, exact_iterations,
-  exact_warm_iterations, rollouts.
+  c_puct, alternating, search_opponent_nodes, exact_tolerance,
+  exact_max_iterations, rollouts, checkpoint.
 """
 
 from __future__ import annotations
@@ -60,10 +60,11 @@ class SoGConfig:
     alternating: alternating instead of simultaneous CFR updates in search.
     search_opponent_nodes: also re-solve at the opponent's decisions (the
       paper's choice), so the summaries stay current.
-    exact_iterations: PublicTreeCFR iterations of the exact value function's
-      first solve of a leaf.
-    exact_warm_iterations: iterations of each later query of the same leaf
-      (warm-started from its previous solve).
+    exact_tolerance: the exact value function solves each leaf query until
+      the leaf subgame's exploitability under the queried ranges is at most
+      this fraction of the game's utility range.
+    exact_max_iterations: cap on the PublicTreeCFR iterations of one exact
+      leaf query (queries that hit it are counted and warned about).
     rollouts: rollouts per history of the rollout value function.
     checkpoint: path of a CVPN checkpoint (implies value_function "cvpn"
       when value_function is "auto").
@@ -77,8 +78,8 @@ class SoGConfig:
   c_puct: float = 1.0
   alternating: bool = True
   search_opponent_nodes: bool = True
-  exact_iterations: int = 200
-  exact_warm_iterations: int = 1
+  exact_tolerance: float = 1e-3
+  exact_max_iterations: int = 10_000
   rollouts: int = 8
   checkpoint: str = ""
 
@@ -116,7 +117,10 @@ class SoGConfig:
           f"sog: checkpoint is a cvpn setting; value_function "
           f"{self.value_function!r} does not use one (drop checkpoint, or "
           "use value_function=cvpn)")
-    for name in ("exact_iterations", "exact_warm_iterations", "rollouts"):
+    if not 0 < self.exact_tolerance < 1:
+      raise ValueError("sog: exact_tolerance must be in (0, 1) (a fraction "
+                       f"of the utility range), got {self.exact_tolerance}")
+    for name in ("exact_max_iterations", "rollouts"):
       if getattr(self, name) < 1:
         raise ValueError(f"sog: {name} must be >= 1, got "
                          f"{getattr(self, name)}")
@@ -154,9 +158,10 @@ def resolved_value_function(config: SoGConfig, game: pyspiel.Game) -> str:
   return "rollout"
 
 
-def make_value_function(config: SoGConfig, game: pyspiel.Game,
-                        observer: PublicStateObserver
+def make_value_function(config: SoGConfig, game: pyspiel.Game
                         ) -> value_functions.ValueFunction:
+  """The value function `config` names for `game` (a network is shared
+  read-only with the process's other bots that use the same file)."""
   name = resolved_value_function(config, game)
   if name == "cvpn":
     from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
@@ -166,11 +171,11 @@ def make_value_function(config: SoGConfig, game: pyspiel.Game,
       raise ValueError(
           f"sog: value_function=cvpn needs checkpoint=PATH for {game}; "
           f"networks ship for: {shipped}")
-    return cvpn.CVPNValueFunction.from_checkpoint(path, game, observer)
+    return cvpn.CVPNValueFunction.from_checkpoint(path, game)
   if name == "exact":
     return value_functions.ExactValueFunction(
-        game, iterations=config.exact_iterations,
-        warm_iterations=config.exact_warm_iterations)
+        game, tolerance=config.exact_tolerance,
+        max_iterations=config.exact_max_iterations)
   return value_functions.RolloutValueFunction(
       game, num_rollouts=config.rollouts, seed=config.seed)
 
@@ -208,8 +213,7 @@ class SoGBot(pyspiel.Bot):
     self._search_game = search_game(game)
     self._player = player
     self.observer = PublicStateObserver(self._search_game)
-    self.value_fn = make_value_function(config, self._search_game,
-                                        self.observer)
+    self.value_fn = make_value_function(config, self._search_game)
     self._rng = np.random.default_rng(config.seed)
     self.resolver = resolving.Resolver(
         self.observer, player, self.value_fn,

@@ -25,8 +25,12 @@ $(STAMP): $(PY) setup.py pyproject.toml open_spiel_sog/_native/shim.cc $(CONSTRA
 
 install: $(STAMP)
 
+# The main job: SoG with its shipped network on leduc_poker, its exact
+# exploitability beside OpenSpiel's IS-MCTS and uniform random, and a
+# duplicate head-to-head (examples/sog_demo.py; the CFR solve stays available
+# as examples/solve.py).
 run: install
-	$(PY) examples/solve.py --game=leduc_poker --iterations=1000 --eval_every=100
+	$(PY) examples/sog_demo.py
 
 test: install
 	$(PY) -m pytest -q tests

@@ -152,15 +152,16 @@ def test_exact_values_are_a_profile_within_the_tolerance(leduc):
       base[p][rng.integers(ps.num_infostates(p))] = 0.0
     for _ in range(3):
       ranges = [b * np.exp(rng.normal(0.0, 0.3, len(b))) for b in base]
-      (evaluation,) = value_fn.evaluate(
-          [value_functions.Query(ps, (ranges[0], ranges[1]))])
-      solver, solution = value_fn.solve(
-          value_functions.Query(ps, (ranges[0], ranges[1])))
-      profile = solver.policy_dict(solution.policies)
-      values, exploitability = _judge(ps, ranges, profile)
+      query = value_functions.Query(ps, (ranges[0], ranges[1]))
+      (solution,) = value_fn.solve([query], profiles=True)
+      values, exploitability = _judge(ps, ranges, solution.profile)
       for p in range(2):
-        np.testing.assert_allclose(evaluation.values[p], values[p],
+        np.testing.assert_allclose(solution.values[p], values[p],
                                    rtol=1e-9, atol=1e-12)
+      # evaluate() returns the same values: the kept profile passes again.
+      (evaluation,) = value_fn.evaluate([query])
+      for p in range(2):
+        np.testing.assert_array_equal(evaluation.values[p], solution.values[p])
       assert exploitability <= tolerance + 1e-12, (ps.describe(),
                                                    exploitability)
       assert solution.exploitability == pytest.approx(exploitability,
@@ -171,6 +172,33 @@ def test_exact_values_are_a_profile_within_the_tolerance(leduc):
   assert value_fn.stats["iterations"] > 0
 
 
+def test_a_batch_of_leaves_is_solved_as_each_alone(leduc):
+  """A search's leaves are solved side by side in one forest: each subgame
+  is frozen once within the tolerance, so each profile is the one solving it
+  alone gives, and each is judged on its own."""
+  rng = np.random.default_rng(3)
+  leaves = _round_two_leaves(leduc)
+  picked = [leaves[i] for i in rng.choice(len(leaves), size=6, replace=False)]
+  queries = [value_functions.Query(
+      ps, tuple(rng.uniform(0.0, 1.0, ps.num_infostates(p)) for p in range(2)))
+             for ps in picked]
+  batch = value_functions.ExactValueFunction(leduc).solve(queries,
+                                                          profiles=True)
+  for query, solution in zip(queries, batch):
+    (alone,) = value_functions.ExactValueFunction(leduc).solve(
+        [query], profiles=True)
+    assert solution.iterations == alone.iterations
+    for p in range(2):
+      np.testing.assert_allclose(solution.values[p], alone.values[p],
+                                 rtol=1e-12, atol=1e-15)
+    values, exploitability = _judge(query.public_state, query.ranges,
+                                    solution.profile)
+    assert exploitability <= 1e-3 * 26 + 1e-12
+    for p in range(2):
+      np.testing.assert_allclose(solution.values[p], values[p], rtol=1e-9,
+                                 atol=1e-12)
+
+
 def test_a_tighter_tolerance_gives_a_less_exploitable_profile(leduc):
   ps = _round_two_leaves(leduc)[0]
   ranges = [np.linspace(0.2, 1.0, ps.num_infostates(p)) for p in range(2)]
@@ -178,9 +206,8 @@ def test_a_tighter_tolerance_gives_a_less_exploitable_profile(leduc):
   results = []
   for tolerance in (1e-2, 1e-3, 1e-4):
     value_fn = value_functions.ExactValueFunction(leduc, tolerance=tolerance)
-    solver, solution = value_fn.solve(query)
-    _, exploitability = _judge(ps, ranges,
-                               solver.policy_dict(solution.policies))
+    (solution,) = value_fn.solve([query], profiles=True)
+    _, exploitability = _judge(ps, ranges, solution.profile)
     assert exploitability <= tolerance * 26
     results.append((value_fn.stats["iterations"], exploitability))
   iterations = [r[0] for r in results]

@@ -29,6 +29,7 @@ The network-backed value function (`cvpn`) implements the same interface.
 from __future__ import annotations
 
 import abc
+import collections
 import dataclasses
 from typing import Sequence
 import warnings
@@ -36,9 +37,8 @@ import warnings
 import numpy as np
 import pyspiel
 
+from open_spiel_sog.algorithms import leaf_solver
 from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
-from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
-from open_spiel_sog.algorithms.public_tree_cfr import SubgameSolution
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.tree import PublicTree
 
@@ -225,22 +225,21 @@ def uniform_policy(ps: PublicState, num_actions: int) -> np.ndarray | None:
 class ExactValueFunction(ValueFunction):
   """Solves each query's subgame to the end (small games; the test oracle).
 
-  Imperfect information: PublicTreeCFR from the query's ranges, run until the
-  subgame's own exploitability under those ranges (NashConv / 2 of the
-  average profile, conditional on reaching the public state; see
-  `PublicTreeCFR.solution`) is at most `tolerance` times the game's utility
-  range, checked after 0, 1, 2, 4, ... iterations. The values returned are
-  the counterfactual values of that profile (the average policy, completed by
-  best responses where a player's own range is zero), so they are the values
-  of one profile whose exploitability is within the tolerance. A query that
-  hits `max_iterations` first returns its profile as it stands and is counted
-  in `stats["capped"]` (with a warning the first time).
-
-  Each public state keeps its compiled subtree, and, with `warm_start`, its
-  solver: a repeated query of the same leaf (GT-CFR queries every leaf at each
-  update, under slowly changing ranges) first checks the previous solve's
-  profile under the new ranges, which often meets the tolerance with no
-  iteration; otherwise it keeps the regrets and averages afresh.
+  Imperfect information: predictive CFR+ (`CFRConfig.predictive`; `config`
+  picks another variant) from the query's ranges until the subgame's own
+  exploitability under those ranges (NashConv / 2 of the average profile,
+  conditional on reaching the public state) is at most `tolerance` times the
+  game's utility range, checked after 0, 1, 3, 7, 15 and then every 16
+  iterations. The values
+  returned are the counterfactual values of that profile (the average policy,
+  completed by best responses where a player's own range is zero), so they
+  are the values of one profile whose exploitability is within the
+  tolerance. A query that reaches `max_iterations` first returns its profile
+  as it stands and is counted in `stats["capped"]` (with a warning the first
+  time). The queries of one `evaluate` call (a search's leaves) are solved
+  side by side as one forest (`leaf_solver`); each public state keeps its
+  compiled subtree and, with `warm_start`, its regrets and average for the
+  next query of the same leaf (GT-CFR queries every leaf at each update).
   Perfect information: expectimax values per history, exact for any ranges.
   """
 
@@ -260,17 +259,20 @@ class ExactValueFunction(ValueFunction):
     self.utility_range = float(game.max_utility() - game.min_utility()) or 1.0
     self.max_iterations = max_iterations
     self.warm_start = warm_start
-    self.config = config or CFRConfig()
+    self.config = config or CFRConfig(predictive=True)
     self.max_cached = max_cached
     self.num_actions = game.num_distinct_actions()
     self.perfect_information = (
         game.get_type().information ==
         pyspiel.GameType.Information.PERFECT_INFORMATION)
     self._trees: dict[int, PublicTree] = {}
-    self._solvers: dict[int, PublicTreeCFR] = {}
-    self._root_rows: dict[int, np.ndarray] = {}
+    self._states: dict[int, leaf_solver.LeafState] = {}
+    self._forests: collections.OrderedDict[tuple[int, ...],
+                                           leaf_solver.Forest] = (
+                                               collections.OrderedDict())
     self._memo: dict[str, float] = {}
-    # queries solved, CFR iterations run, queries that hit max_iterations.
+    # Queries solved, CFR+ iterations run over them, queries that hit
+    # max_iterations.
     self.stats = {"queries": 0, "iterations": 0, "capped": 0}
 
   @property
@@ -279,8 +281,8 @@ class ExactValueFunction(ValueFunction):
     return self.tolerance * self.utility_range
 
   def reset(self) -> None:
-    """Forgets warm-started solvers (the compiled subtrees are kept)."""
-    self._solvers.clear()
+    """Forgets the warm starts (the compiled subtrees are kept)."""
+    self._states.clear()
 
   # Perfect information: expectimax.
   def _history_value(self, state: pyspiel.State) -> float:
@@ -318,99 +320,84 @@ class ExactValueFunction(ValueFunction):
         policy[j, np.asarray(legal)[hits]] = 1.0 / hits.sum()
     return Evaluation(values=values, policy=policy)
 
-  # Imperfect information: PublicTreeCFR.
-  def _tree(self, ps: PublicState) -> PublicTree:
-    tree = self._trees.get(ps.id)
-    if tree is None:
-      if len(self._trees) >= self.max_cached:
-        self._trees.clear()
-        self._solvers.clear()
-        self._root_rows.clear()
-      tree = PublicTree.from_subtree(ps)
-      self._trees[ps.id] = tree
-      if ps.is_player_node():
-        arrays = tree.players[ps.current_player()]
-        rows = np.nonzero(arrays.row_public_state == ps.id)[0]
-        rows = rows[np.argsort(arrays.row_infostate[rows])]
-        actions = arrays.row_actions[rows]
-        valid = actions >= 0
-        row_index = np.broadcast_to(np.arange(len(rows))[:, None],
-                                    actions.shape)
-        self._root_rows[ps.id] = (rows, valid, row_index[valid],
-                                  actions[valid])
-    return tree
+  # Imperfect information: the leaf solver.
+  def _forest(self, public_states: Sequence[PublicState]) -> leaf_solver.Forest:
+    key = tuple(ps.id for ps in public_states)
+    forest = self._forests.get(key)
+    if forest is not None:
+      self._forests.move_to_end(key)
+      return forest
+    if len(self._trees) + len(public_states) > self.max_cached:
+      self._trees.clear()
+      self._states.clear()
+      self._forests.clear()
+    trees = []
+    for ps in public_states:
+      tree = self._trees.get(ps.id)
+      if tree is None:
+        tree = self._trees[ps.id] = PublicTree.from_subtree(ps)
+      trees.append(tree)
+    forest = leaf_solver.Forest(public_states, trees)
+    self._forests[key] = forest
+    while len(self._forests) > 8:
+      self._forests.popitem(last=False)
+    return forest
 
-  def solve(self, query: Query) -> tuple[PublicTreeCFR, SubgameSolution]:
-    """The query's solver and its solution, within the tolerance (or at the
-    iteration cap), in the query's units. The solver runs on the ranges
-    scaled to sum 1 per player. Imperfect-information games only."""
-    ps = query.public_state
-    # Each player's range is scaled to sum 1 for the solve: the equilibrium
-    # does not change, and the regrets a warm-started solver carries stay in
-    # the units of the new query (unscaled, a query whose ranges are 100
-    # times smaller than the last one's could not move its policy).
-    ranges = [np.asarray(r, dtype=np.float64) for r in query.ranges]
-    norms = [float(r.sum()) for r in ranges]
-    norms = [n if n > 0 else 1.0 for n in norms]
-    ranges = [r / n for r, n in zip(ranges, norms)]
-    solver = self._solvers.get(ps.id) if self.warm_start else None
-    if solver is None:
-      solver = PublicTreeCFR(root=ps, ranges=ranges, config=self.config,
-                             tree=self._tree(ps))
-      if self.warm_start:
-        self._solvers[ps.id] = solver
-    else:
-      solver.set_ranges(ranges)
-    target = self.absolute_tolerance
-    run, step = 0, 1
-    solution = solver.solution()
-    if solution.exploitability > target and solver.iteration > 0:
-      # The previous average misses under the new ranges: average afresh
-      # from the warm regrets (on Leduc's round-2 leaves with 10% range
-      # changes, about 90x fewer iterations than continuing the average).
-      solver.restart_average()
-    while solution.exploitability > target:
-      if run >= self.max_iterations:
-        self.stats["capped"] += 1
-        if self.stats["capped"] == 1:
-          warnings.warn(
-              f"exact value function: a query of {ps.describe()} reached "
-              f"max_iterations={self.max_iterations} at exploitability "
-              f"{solution.exploitability:.3g} (tolerance {target:.3g}); its "
-              "values are used as they stand. stats['capped'] counts such "
-              "queries.", RuntimeWarning, stacklevel=2)
-        break
-      step = min(step, self.max_iterations - run)
-      solver.run(step)
-      run += step
-      step *= 2
-      solution = solver.solution()
-    self.stats["queries"] += 1
-    self.stats["iterations"] += run
-    scale = (norms[1], norms[0])  # v_p is linear in the opponent's range
-    return solver, dataclasses.replace(
-        solution,
-        values=tuple(v * c for v, c in zip(solution.values, scale)),
-        best_response_values=tuple(
-            v * c for v, c in zip(solution.best_response_values, scale)),
-        reach_mass=solution.reach_mass * norms[0] * norms[1])
+  def solve(self, queries: Sequence[Query], *, profiles: bool = False
+            ) -> list[leaf_solver.LeafSolution]:
+    """Each query's solution, within the tolerance (or at the iteration cap),
+    in the query's units; with `profiles`, each subgame's whole profile too.
+    Imperfect-information games only."""
+    if not queries:
+      return []
+    public_states = [q.public_state for q in queries]
+    forest = self._forest(public_states)
+    states = []
+    for ps in public_states:
+      state = self._states.get(ps.id) if self.warm_start else None
+      if state is None:
+        state = leaf_solver.LeafState(tree=forest.trees[len(states)])
+        if self.warm_start:
+          self._states[ps.id] = state
+      states.append(state)
+    solutions = leaf_solver.solve(
+        forest, states, [q.ranges for q in queries],
+        tolerance=self.absolute_tolerance,
+        max_iterations=self.max_iterations, config=self.config,
+        profiles=profiles)
+    capped = [s for s in solutions if s.capped]
+    if capped and not self.stats["capped"]:
+      warnings.warn(
+          f"exact value function: {len(capped)} quer"
+          f"{'y' if len(capped) == 1 else 'ies'} reached max_iterations="
+          f"{self.max_iterations} at exploitability up to "
+          f"{max(s.exploitability for s in capped):.3g} (tolerance "
+          f"{self.absolute_tolerance:.3g}); their values are used as they "
+          "stand. stats['capped'] counts such queries.", RuntimeWarning,
+          stacklevel=2)
+    self.stats["queries"] += len(solutions)
+    self.stats["iterations"] += sum(s.iterations for s in solutions)
+    self.stats["capped"] += len(capped)
+    return solutions
 
-  def _evaluate_imperfect_information(self, query: Query) -> Evaluation:
-    ps = query.public_state
-    _, solution = self.solve(query)
-    policy = None
-    if ps.is_player_node():
-      q = ps.current_player()
-      rows, valid, row_index, actions = self._root_rows[ps.id]
-      probs = solution.policies[q][rows]
-      policy = np.zeros((len(rows), self.num_actions))
-      policy[row_index, actions] = probs[valid]
-    return Evaluation(values=solution.values, policy=policy)
+  def _evaluate_imperfect_information(self, queries: Sequence[Query]
+                                      ) -> list[Evaluation]:
+    out = []
+    for query, solution in zip(queries, self.solve(queries)):
+      policy = None
+      if solution.root_policy is not None:
+        valid = solution.root_actions >= 0
+        rows = np.nonzero(valid)[0]
+        policy = np.zeros((len(solution.root_policy), self.num_actions))
+        policy[rows, solution.root_actions[valid]] = (
+            solution.root_policy[valid])
+      out.append(Evaluation(values=solution.values, policy=policy))
+    return out
 
   def evaluate(self, queries: Sequence[Query]) -> list[Evaluation]:
     if self.perfect_information:
       return [self._evaluate_perfect_information(q) for q in queries]
-    return [self._evaluate_imperfect_information(q) for q in queries]
+    return self._evaluate_imperfect_information(queries)
 
 
 # --- Rollout ----------------------------------------------------------------

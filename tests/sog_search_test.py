@@ -369,7 +369,95 @@ def test_packed_cvpn_evaluation_matches_per_query_evaluation(game_string):
       assert policy is None
     else:
       np.testing.assert_allclose(policy, e.policy, atol=1e-6)
-  # The recorded queries rebuild the ranges the search used.
-  assert result.queries[0].public_state is result.queries[0].public_state
-  assert len(result.queries[-1].ranges[0]) == (
-      result.queries[-1].public_state.num_infostates(0))
+
+
+# --- Recorded leaf queries ---------------------------------------------------
+
+
+def _current_policy(search):
+  """{information_state_string: {action: prob}}: the current (regret-matching)
+  policy of the acting player at every interior decision of the search tree,
+  copied."""
+  table = {}
+  for node in search.tree.nodes:
+    if node.rows is None:
+      continue
+    side = search.tree.sides[node.player]
+    for infostate, row in zip(node.ps.infostates(node.player),
+                              node.rows.tolist()):
+      table[infostate] = {a: float(side.policy[row, k])
+                          for k, a in enumerate(side.r_actions[row])}
+  return table
+
+
+def _leaf_reach(game, root, root_ranges, leaf, player, policy):
+  """`player`'s reach of each of its infostates at `leaf`, walked history by
+  history with pyspiel: its root range (at the infostate the history passes
+  through at the search root) times its own action probabilities under
+  `policy` below the root. Every history of an infostate must agree."""
+  depth = len(root.histories[0].history())
+  reach = {}
+  for h in leaf.histories:
+    state = game.new_initial_state()
+    for a in h.history()[:depth]:
+      state.apply_action(a)
+    r = root_ranges[player][root.infostates(player).index(
+        state.information_state_string(player))]
+    for a in h.history()[depth:]:
+      if not state.is_chance_node() and state.current_player() == player:
+        r *= policy[state.information_state_string(player)][a]
+      state.apply_action(a)
+    key = h.information_state_string(player)
+    assert reach.setdefault(key, r) == pytest.approx(r, rel=1e-12, abs=1e-15)
+  return np.asarray([reach[s] for s in leaf.infostates(player)])
+
+
+def test_recorded_queries_hold_the_reach_of_the_current_policies():
+  """Every update values the tree's leaves once per player update
+  (alternating: player 0's, then player 1's); each recorded query's ranges
+  are both players' reaches of the leaf's infostates under the policies of
+  that moment: the current policies before the update for the first, and
+  for the second, player 0's updated policy with player 1's old one. The
+  reaches are walked independently from the search root's histories with
+  random root ranges."""
+  game = pyspiel.load_game("leduc_poker")
+  observer = PublicStateObserver(game)
+  root = _first_decision(observer)
+  rng = np.random.default_rng(5)
+  root_ranges = [rng.uniform(0.1, 1.0, root.num_infostates(p))
+                 for p in range(2)]
+  vf = value_functions.RolloutValueFunction(game, num_rollouts=2, seed=1)
+  search = gt_cfr.GTCFR(root, vf, gt_cfr.GTCFRConfig(),
+                        ranges=root_ranges, rng=np.random.default_rng(0))
+  assert search.config.alternating
+  checked = 0
+  # Queries where a stale policy (player 0's before its update) or the
+  # uniform policy would give other ranges: the check tells them apart.
+  stale_differs = uniform_differs = 0
+  for _ in range(8):
+    leaves = [search.tree.nodes[i].ps for i in search.tree.leaves()]
+    before = _current_policy(search)
+    start = len(search.queries)
+    search.run_updates(1)
+    after = _current_policy(search)
+    uniform = {s: {a: 1.0 / len(d) for a in d} for s, d in after.items()}
+    queries = search.queries[start:]
+    assert len(queries) == 2 * len(leaves)
+    for k, q in enumerate(queries):
+      assert q.public_state is leaves[k % len(leaves)]
+      second = k >= len(leaves)
+      policies = (after, before) if second else (before, before)
+      for p in range(2):
+        reach = lambda policy: _leaf_reach(  # pylint: disable=cell-var-from-loop
+            game, root, root_ranges, q.public_state, p, policy)
+        np.testing.assert_allclose(q.ranges[p], reach(policies[p]),
+                                   rtol=1e-12, atol=1e-15)
+        checked += 1
+        if second and p == 0 and not np.allclose(q.ranges[p], reach(before)):
+          stale_differs += 1
+        if not np.allclose(q.ranges[p], reach(uniform)):
+          uniform_differs += 1
+    search.run_expansions(1)
+  assert checked > 100
+  assert stale_differs > 0 and uniform_differs > 0, (stale_differs,
+                                                      uniform_differs)

@@ -32,8 +32,6 @@ import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
 from open_spiel_sog import registry
 from open_spiel_sog.algorithms import cvpn
 from open_spiel_sog.algorithms import ismcts_br as ib
-from open_spiel_sog.bots import sog
-from open_spiel_sog.evaluation import exploitability
 
 SMALL = ib.ISMCTSBRConfig(simulations=100, hidden=(32, 32),
                           policy_hidden=(32,), batch_size=32, games=200,
@@ -173,19 +171,58 @@ def test_cfr_plus_and_uniform_opponents_match_openspiel(kuhn):
     assert uniform.action_probabilities(state) == {0: 0.5, 1: 0.5}
 
 
-def test_sog_and_bot_opponents(kuhn):
-  table, _ = exploitability.sog_policy(
-      kuhn, sog.SoGConfig.from_params({"simulations": 10,
-                                       "value_function": "exact"}), 0)
-  opponent = ib.make_opponent(kuhn, "sog(simulations=10,value_function=exact)",
-                              1)
+def _bots_policy(game, bots, state):
+  """The policy of `bots` (one per seat) at `state`, each restarted, then
+  searching at its own decisions and told of the other's moves (as in play)
+  along the state's history."""
+  for bot in bots:
+    bot.restart()
+  replay = game.new_initial_state()
+  for a in state.history():
+    if not replay.is_chance_node():
+      p = replay.current_player()
+      bots[p].step_with_policy(replay)
+      bots[1 - p].inform_action(replay, p, a)
+    replay.apply_action(a)
+  return dict(bots[state.current_player()].step_with_policy(state)[0])
+
+
+def test_sog_opponent_plays_as_the_registered_sog_bot(kuhn):
+  """The sog opponent is the policy the registered "sog" bot plays with the
+  same parameters, at every decision of Kuhn poker. The two are equal by
+  construction with these parameters: with simulations=0 GT-CFR draws no
+  random numbers (10 CFR updates, expansions_per_update=0.1, on the
+  re-solving branch) and the CVPN value function keeps no state between
+  queries, so the opponent table's searches (each conditioned on the same
+  seat's search at the previous decision) are the searches the bots run in
+  play."""
+  spec = "sog(simulations=0,expansions_per_update=0.1,value_function=cvpn)"
+  params = {"simulations": 0, "expansions_per_update": 0.1,
+            "value_function": "cvpn"}
+  opponents = [ib.make_opponent(kuhn, spec, p) for p in range(2)]
+  bots = [pyspiel.load_bot("sog", kuhn, p, params) for p in range(2)]
+  # Another configuration must not be served the first one's table: one CFR
+  # update (expansions_per_update=1) leaves the average policy uniform.
+  one_update = [ib.make_opponent(
+      kuhn, "sog(simulations=0,expansions_per_update=1,value_function=cvpn)",
+      p) for p in range(2)]
+  far_from_uniform = 0
+  states = get_all_states.get_all_states(
+      kuhn, include_terminals=False, include_chance_states=False)
+  for state in states.values():
+    p = state.current_player()
+    want = _bots_policy(kuhn, bots, state)
+    got = opponents[p].action_probabilities(state)
+    for a in state.legal_actions():
+      assert got.get(a, 0.0) == pytest.approx(want.get(a, 0.0), abs=1e-9), (
+          state.history(), got, want)
+    far_from_uniform += max(want.values()) > 0.7
+    assert one_update[p].action_probabilities(state) == pytest.approx(
+        {0: 0.5, 1: 0.5})
+  assert far_from_uniform >= 6
+  # A registered OpenSpiel bot that provides policies: fixed_action_preference
+  # plays the first legal action.
   state = _play(kuhn, [2, 0, 1])
-  want = table[state.information_state_string(1)]
-  got = opponent.action_probabilities(state)
-  total = sum(want.values())
-  for a, p in want.items():
-    assert got[a] == pytest.approx(p / total)
-  # A registered OpenSpiel bot that provides policies.
   fixed = ib.make_opponent(kuhn, "fixed_action_preference", 1)
   assert fixed.action_probabilities(state) == {0: 1.0}
 

@@ -82,35 +82,49 @@ def test_tic_tac_toe_on_sampled_paths():
 
 
 def test_leduc_public_state_count():
-  # OpenSpiel's count keyed by (depth, perfect-recall public observation)
-  # over all states, chance and terminal included, is 767; our public tree
-  # has exactly as many public states. Of them, 193 are non-terminal
-  # (1 root deal + 1 second deal + 6 round-1 decisions + 5 public-card deals
-  # + 5 * 6 * 6 round-2 decisions) and 574 terminal: 4 round-1 folds,
-  # 5 * 6 * 4 = 120 round-2 folds and 5 * 5 * 6 = 150 showdowns, each
-  # showdown split three ways (player 0 wins, player 1 wins, tie) because
-  # Leduc's public observation shows the payout ("Money: 101 99") at the end.
-  # The payout-blind public tree would have 467 public states.
+  """Our public tree of Leduc is OpenSpiel's: its public states are the
+  distinct (depth, perfect-recall public observation) pairs of OpenSpiel's
+  own public observer over every history, chance and terminal included, and
+  the counts are those Leduc's rules give."""
   from open_spiel.python.observation import make_observation  # pylint: disable=g-import-not-at-top
   game = pyspiel.load_game("leduc_poker")
   obs = make_observation(game, pyspiel.IIGObservationType(
       public_info=True, perfect_recall=True,
       private_info=pyspiel.PrivateInfoType.NONE))
-  keys = set()
+  # (depth, public observation) -> the kinds of node (terminal or not) there.
+  kinds = {}
 
   def walk(state, depth):
-    keys.add((depth, obs.string_from(state, 0)))
+    kinds.setdefault((depth, obs.string_from(state, 0)), set()).add(
+        state.is_terminal())
     if not state.is_terminal():
       for a in state.legal_actions():
         walk(state.child(a), depth + 1)
 
   walk(game.new_initial_state(), 0)
-  assert len(keys) == 767
+  assert all(len(k) == 1 for k in kinds.values())
+  nonterminal = {key for key, k in kinds.items() if k == {False}}
+  terminal = {key for key, k in kinds.items() if k == {True}}
+  # Leduc's rules, counted by hand: the first deal, the second deal, 6
+  # round-1 betting sequences that await a decision ("", c, r, cr, rr, crr),
+  # the 5 that end round 1 with a call (cc, rc, crc, rrc, crrc) and await the
+  # public card, and 5 x 6 public cards x 6 round-2 decision sequences.
+  assert len(nonterminal) == 1 + 1 + 6 + 5 + 5 * 6 * 6
+  # 4 round-1 folds (rf, crf, rrf, crrf), 5 x 6 x 4 round-2 folds, and
+  # 5 x 6 x 5 round-2 showdowns, each split three ways (player 0 wins,
+  # player 1 wins, tie) because Leduc's public observation shows the payout
+  # ("Money: 101 99") at the end.
+  assert len(terminal) == 4 + 5 * 6 * 4 + 5 * 6 * 5 * 3
   tree = PublicStateObserver(game).full_tree()
-  assert len(tree.public_states) == 767
-  assert sum(not ps.is_terminal() for ps in tree.public_states) == 193
+  assert len(tree.public_states) == len(kinds)
+  ours = [ps for ps in tree.public_states if not ps.is_terminal()]
+  assert len(ours) == len(nonterminal)
+  # The root's key is "" (it has no parent to be told apart from); below it,
+  # the keys are OpenSpiel's observations, at the right depth and kind.
+  assert {(ps.depth, ps.key) for ps in ours if ps.depth > 0} == {
+      key for key in nonterminal if key[0] > 0}
   assert {(ps.depth, ps.key) for ps in tree.public_states
-          if ps.depth > 0} <= keys
+          if ps.is_terminal()} == terminal
 
 
 @pytest.mark.parametrize("game_string", SMALL_GAMES)

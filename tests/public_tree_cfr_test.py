@@ -96,9 +96,88 @@ def test_subgame_root_values_match_openspiel(seed):
     assert root.infostates(p) == solver.tree.root.infostates(p)
 
 
-def test_subgame_solve_converges_and_is_zero_sum():
-  # Longer solves of the same public belief state agree on its value, and the
-  # players' root counterfactual values cancel (zero-sum, uniform ranges).
+def _random_policy(histories, rng):
+  """{information_state_string: {action: prob}}: a random (Dirichlet(1))
+  distribution at every decision infostate below `histories`."""
+  table = {}
+  stack = list(histories)
+  while stack:
+    state = stack.pop()
+    if state.is_terminal():
+      continue
+    if state.is_chance_node():
+      stack.extend(state.child(a) for a, _ in state.chance_outcomes())
+      continue
+    key = state.information_state_string()
+    if key not in table:
+      legal = state.legal_actions()
+      table[key] = dict(zip(legal, rng.dirichlet(np.ones(len(legal)))))
+    stack.extend(state.child(a) for a in state.legal_actions())
+  return table
+
+
+def _expected_u0(state, table):
+  """Player 0's expected return below `state` when both play `table`."""
+  if state.is_terminal():
+    return state.returns()[0]
+  if state.is_chance_node():
+    return sum(p * _expected_u0(state.child(a), table)
+               for a, p in state.chance_outcomes())
+  return sum(p * _expected_u0(state.child(a), table)
+             for a, p in table[state.information_state_string()].items())
+
+
+def _chance_probability(game, history):
+  """The product of the chance probabilities along `history`."""
+  state, prob = game.new_initial_state(), 1.0
+  for a in history:
+    if state.is_chance_node():
+      prob *= dict(state.chance_outcomes())[a]
+    state.apply_action(a)
+  return prob
+
+
+@pytest.mark.parametrize("actions,seed", [
+    ([0, 5], 0),  # round 1's first decision: the public card is below it
+    ([0, 5, 1, 1, 3], 1),  # round 2, after check-check, public card 3
+])
+def test_counterfactual_values_of_a_random_profile_match_a_history_walk(
+    actions, seed):
+  """Root counterfactual values under random ranges and a random profile
+  equal v_p(I) = sum over the root histories h in I of chance(h) *
+  r_-p(I_-p(h)) * E[u_p | h], walked history by history with pyspiel."""
+  game = pyspiel.load_game("leduc_poker")
+  observer = PublicStateObserver(game)
+  state = game.new_initial_state()
+  for a in actions:
+    state.apply_action(a)
+  root, _ = observer.public_state_of(state)
+  rng = np.random.default_rng(seed)
+  ranges = [rng.uniform(0.05, 1.0, root.num_infostates(p)) for p in range(2)]
+  table = _random_policy(root.histories, rng)
+  solver = PublicTreeCFR(root=root, ranges=ranges)
+  policies = []
+  for p in range(2):
+    arrays = solver.tree.players[p]
+    policy = np.zeros(arrays.legal_mask.shape)
+    for row, infostate in enumerate(arrays.row_infostate_string):
+      for k in np.nonzero(arrays.legal_mask[row])[0]:
+        policy[row, k] = table[infostate][int(arrays.row_actions[row, k])]
+    policies.append(policy)
+  ours = solver.counterfactual_values(policies)
+  expected = [np.zeros(root.num_infostates(p)) for p in range(2)]
+  for h in root.histories:
+    weight = _chance_probability(game, h.history()) * _expected_u0(h, table)
+    index = [root.infostates(p).index(h.information_state_string(p))
+             for p in range(2)]
+    expected[0][index[0]] += weight * ranges[1][index[1]]
+    expected[1][index[1]] -= weight * ranges[0][index[0]]
+  for p in range(2):
+    np.testing.assert_allclose(ours[p], expected[p], atol=1e-9, rtol=0)
+
+
+def test_subgame_solve_converges():
+  # Longer solves of the same public belief state agree on its value.
   game = pyspiel.load_game("leduc_poker")
   observer = PublicStateObserver(game)
   root = _leduc_round_two_public_state(observer)
@@ -107,10 +186,6 @@ def test_subgame_solve_converges_and_is_zero_sum():
   short.run(200)
   long = PublicTreeCFR(root=root, ranges=ranges)
   long.run(2000)
-  # Zero-sum: the players' root values cancel, and the value converges.
-  assert (short.root_counterfactual_values()[0].sum() +
-          short.root_counterfactual_values()[1].sum()) == pytest.approx(
-              0.0, abs=1e-9)
   assert short.expected_value(0) == pytest.approx(long.expected_value(0),
                                                   abs=2e-3)
 

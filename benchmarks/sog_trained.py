@@ -8,8 +8,11 @@ r"""Exploitability of SoG with trained networks, and its training curve.
    liars_dice(numdice=1,dice_sides=4)): the exact exploitability (NashConv / 2,
    `sog_exploitability`) of SoG(--simulations, 1) with the game's shipped
    network (open_spiel_sog/data/, or a --checkpoints override) over --seeds:
-   min / mean / max, seconds per seed, the goal and PASS / FAIL, and the
-   network's training wall time, steps and examples (from its metadata).
+   min / mean / max, seconds per seed, the goal and PASS / FAIL, the
+   network's training wall time, steps and examples (from its metadata),
+   and its range-weighted value error at the reference beliefs of
+   `evaluation/value_error.py` (the guard of tests/shipped_networks_test.py);
+   with --exact_seeds, the same SoG with exact leaf values beside it.
 2. With --curve_png: exploitability against training steps on --curve_game
    for each search size of --curve_simulations (Figure 3 of the SoG paper),
    one point per checkpoint of --curve_checkpoints (a glob, e.g. the
@@ -36,6 +39,7 @@ import pyspiel
 
 from open_spiel_sog.algorithms import cvpn
 from open_spiel_sog.bots import sog
+from open_spiel_sog.evaluation import value_error
 from open_spiel_sog.evaluation.exploitability import sog_exploitability
 from open_spiel_sog.utils.progress import progress_bar
 
@@ -47,8 +51,13 @@ _GAMES = flags.DEFINE_string(
 _CHECKPOINTS = flags.DEFINE_string(
     "checkpoints", "", "Networks to use instead of the shipped ones, as "
     "'game=path;game=path' (e.g. 'leduc_poker=runs/leduc/leduc_poker.npz').")
-_SEEDS = flags.DEFINE_string("seeds", "0,1,2,3,4", "Comma-separated seeds of "
-                             "the per-game measurement.")
+_SEEDS = flags.DEFINE_string("seeds", "0,1,2,3,4,5,6,7,8,9",
+                             "Comma-separated seeds of the per-game "
+                             "measurement.")
+_EXACT_SEEDS = flags.DEFINE_string(
+    "exact_seeds", "", "Comma-separated seeds of the same measurement with "
+    "the exact value function instead of the network (leaf subgames solved "
+    "to the default tolerance; slow); empty: skip.")
 _SIMULATIONS = flags.DEFINE_integer("simulations", 100,
                                     "s of SoG(s, 1) in the per-game "
                                     "measurement.")
@@ -192,7 +201,8 @@ def _hours(seconds):
   return f"{seconds:.0f} s ({seconds / 3600:.2f} h)"
 
 
-def _measure_games(games, overrides, seeds, simulations, progress):
+def _measure_games(games, overrides, seeds, simulations, progress,
+                   exact_seeds):
   rows = []
   for game, (path, source) in zip(games, [_resolve_checkpoint(g, overrides)
                                           for g in games]):
@@ -200,6 +210,14 @@ def _measure_games(games, overrides, seeds, simulations, progress):
     params = {"simulations": simulations, "value_function": "cvpn",
               "checkpoint": path}
     summary = sog_exploitability(game, params, seeds, progress=progress)
+    errors = value_error.value_error(
+        cvpn.CVPNValueFunction.from_checkpoint(path, game),
+        value_error.reference_queries(game))
+    exact = None
+    if exact_seeds:
+      exact = sog_exploitability(
+          game, {"simulations": simulations, "value_function": "exact"},
+          exact_seeds, progress=progress)
     goal = _goal(game)
     statistic = summary[_GOAL_STATISTIC.value]
     row = dict(summary)
@@ -211,6 +229,10 @@ def _measure_games(games, overrides, seeds, simulations, progress):
         "goal_statistic": _GOAL_STATISTIC.value,
         "passed": None if goal is None else bool(statistic <= goal),
         "training": info,
+        # The guard of tests/shipped_networks_test.py: range-weighted value
+        # error at evaluation.value_error.reference_queries (default beliefs).
+        "value_error": errors["mean"],
+        "exact": exact,
     })
     rows.append(row)
     verdict = ("no goal" if goal is None else
@@ -230,7 +252,13 @@ def _measure_games(games, overrides, seeds, simulations, progress):
           f"{verdict}", flush=True)
     print(f"  network {path} ({source}): trained "
           f"{_hours(info['train_seconds'])}, {steps} steps, {examples} "
-          "examples", flush=True)
+          f"examples; value error {row['value_error']:.4f}", flush=True)
+    if exact is not None:
+      print(f"  exact leaf values, {len(exact_seeds)} seed(s): exploitability "
+            f"min {exact['min']:.6f}  mean {exact['mean']:.6f}  max "
+            f"{exact['max']:.6f}; "
+            f"{sum(exact['seconds']) / len(exact_seeds):.1f} s per seed",
+            flush=True)
   return rows
 
 
@@ -336,6 +364,8 @@ def main(argv):
     if unused:
       raise ValueError(f"--checkpoints: {', '.join(unused)} not in --games")
     seeds = _parse_ints(_SEEDS.value, "seeds")
+    exact_seeds = (_parse_ints(_EXACT_SEEDS.value, "exact_seeds")
+                   if _EXACT_SEEDS.value.strip() else [])
     if _SIMULATIONS.value < 1:
       raise ValueError("--simulations must be >= 1")
     curve = None
@@ -364,13 +394,14 @@ def main(argv):
   import jax  # pylint: disable=g-import-not-at-top
   summary = {
       "settings": {"games": [str(g) for g in games], "seeds": seeds,
+                   "exact_seeds": exact_seeds,
                    "simulations": _SIMULATIONS.value,
                    "goal_statistic": _GOAL_STATISTIC.value},
       "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                   "jax_backend": jax.default_backend()},
   }
   rows = _measure_games(games, overrides, seeds, _SIMULATIONS.value,
-                        _PROGRESS.value)
+                        _PROGRESS.value, exact_seeds)
   summary["games"] = rows
   graded = [r["passed"] for r in rows if r["passed"] is not None]
   summary["all_passed"] = all(graded) if graded else None

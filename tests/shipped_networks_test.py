@@ -1,0 +1,86 @@
+"""The shipped networks are the trained ones: a broken, untrained or swapped
+file fails here.
+
+Each network's range-weighted value error (`evaluation/value_error.py`) at a
+fixed, seeded set of public belief states is compared with the exact value
+function's solved values (leaf subgames to 1e-5 of the utility range). The
+bounds are the errors measured with the pinned environment
+(`benchmarks/sog_trained.py --json` prints them as `value_error`) plus a 10%
+margin; the same check on an untrained network of the same shape shows that
+the bound bites. Kuhn's network is also judged by what it is for: SoG(100, 1)
+exploitability (OpenSpiel's) on two seeds.
+
+When a network is retrained (or the pins move), re-measure and update the
+bounds here and in the closing note that ships it.
+"""
+
+import numpy as np
+import pyspiel
+import pytest
+
+from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.evaluation import value_error
+from open_spiel_sog.evaluation.exploitability import sog_exploitability
+
+# Game -> (measured value error of the shipped network, bound). Measured with
+# the pinned environment on 2026-11-23 (BeliefConfig defaults: 64 public
+# states, seed 0).
+VALUE_ERROR = {
+    "kuhn_poker": (0.2047, 0.226),
+    "leduc_poker": (0.7367, 0.811),
+    "liars_dice(dice_sides=4,numdice=1)": (0.2741, 0.302),
+}
+# Kuhn SoG(100, 1), seeds 0 and 1: 0.00177 and 0.00179 measured; an
+# untrained network gives 0.0031 and 0.0024.
+KUHN_SOG_BOUND = 0.0021
+
+
+def test_a_network_ships_for_each_guarded_game():
+  shipped = sorted(str(pyspiel.load_game(g)) for g in cvpn.shipped_games())
+  assert shipped == sorted(str(pyspiel.load_game(g)) for g in VALUE_ERROR)
+  for name in VALUE_ERROR:
+    game = pyspiel.load_game(name)
+    meta, _ = cvpn.read_checkpoint(cvpn.shipped_checkpoint(game))
+    assert meta["game"] == str(game)
+
+
+@pytest.fixture(scope="module", params=sorted(VALUE_ERROR))
+def measured(request):
+  game = pyspiel.load_game(request.param)
+  queries = value_error.reference_queries(game)
+  net = cvpn.load_checkpoint(cvpn.shipped_checkpoint(game), game)
+  shipped = value_error.value_error(cvpn.CVPNValueFunction(net), queries)
+  untrained = cvpn.CVPN(net.encoder, net.config)
+  untrained.init(0)
+  fresh = value_error.value_error(cvpn.CVPNValueFunction(untrained), queries,
+                                  reference=shipped["reference"])
+  return request.param, shipped, fresh
+
+
+def test_shipped_network_values_are_within_the_bound(measured):
+  name, shipped, _ = measured
+  _, bound = VALUE_ERROR[name]
+  assert shipped["mean"] <= bound, (name, shipped["mean"])
+
+
+def test_an_untrained_network_fails_the_bound(measured):
+  name, _, untrained = measured
+  _, bound = VALUE_ERROR[name]
+  assert untrained["mean"] > 2 * bound, (name, untrained["mean"])
+
+
+def test_kuhn_sog_with_the_shipped_network_is_nearly_unexploitable():
+  result = sog_exploitability("kuhn_poker", {"simulations": 100}, [0, 1])
+  assert result["max"] <= KUHN_SOG_BOUND, result["values"]
+
+
+def test_the_reference_beliefs_are_fixed():
+  """Same seed, same beliefs (the bounds above mean nothing otherwise)."""
+  game = pyspiel.load_game("leduc_poker")
+  a = value_error.reference_queries(game)
+  b = value_error.reference_queries(game)
+  assert [q.public_state.id for q in a] == [q.public_state.id for q in b]
+  for qa, qb in zip(a, b):
+    for p in range(2):
+      np.testing.assert_array_equal(qa.ranges[p], qb.ranges[p])
+  assert len(a) == 64

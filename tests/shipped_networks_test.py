@@ -84,3 +84,24 @@ def test_the_reference_beliefs_are_fixed():
     for p in range(2):
       np.testing.assert_array_equal(qa.ranges[p], qb.ranges[p])
   assert len(a) == 64
+
+
+def test_a_fresh_process_reproduces_the_figure_digit_for_digit():
+  """SoG's exact exploitability with a shipped network is a function of the
+  seed alone: another process, with another hash seed, gives the same float
+  (the README's figures rest on it)."""
+  import json  # pylint: disable=g-import-not-at-top
+  import os  # pylint: disable=g-import-not-at-top
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  script = ("import json, open_spiel_sog\n"
+            "from open_spiel_sog.evaluation.exploitability import "
+            "sog_exploitability\n"
+            "print(json.dumps(sog_exploitability('leduc_poker', "
+            "{'simulations': 10}, [0])['values']))\n")
+  env = dict(os.environ, PYTHONHASHSEED="12345")
+  out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
+                       capture_output=True, text=True, timeout=600)
+  other = json.loads(out.stdout.strip().splitlines()[-1])
+  here = sog_exploitability("leduc_poker", {"simulations": 10}, [0])["values"]
+  assert other == here

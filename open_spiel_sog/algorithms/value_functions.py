@@ -265,11 +265,11 @@ class ExactValueFunction(ValueFunction):
     self.perfect_information = (
         game.get_type().information ==
         pyspiel.GameType.Information.PERFECT_INFORMATION)
-    self._trees: dict[int, PublicTree] = {}
-    self._states: dict[int, leaf_solver.LeafState] = {}
-    self._forests: collections.OrderedDict[tuple[int, ...],
-                                           leaf_solver.Forest] = (
-                                               collections.OrderedDict())
+    # Keyed by (observer, public state id): ids are per observer.
+    self._trees: dict[tuple, PublicTree] = {}
+    self._states: dict[tuple, leaf_solver.LeafState] = {}
+    self._forests: collections.OrderedDict[tuple, leaf_solver.Forest] = (
+        collections.OrderedDict())
     self._memo: dict[str, float] = {}
     # Queries solved, CFR+ iterations run over them, queries that hit
     # max_iterations.
@@ -322,7 +322,7 @@ class ExactValueFunction(ValueFunction):
 
   # Imperfect information: the leaf solver.
   def _forest(self, public_states: Sequence[PublicState]) -> leaf_solver.Forest:
-    key = tuple(ps.id for ps in public_states)
+    key = tuple(_key(ps) for ps in public_states)
     forest = self._forests.get(key)
     if forest is not None:
       self._forests.move_to_end(key)
@@ -333,9 +333,9 @@ class ExactValueFunction(ValueFunction):
       self._forests.clear()
     trees = []
     for ps in public_states:
-      tree = self._trees.get(ps.id)
+      tree = self._trees.get(_key(ps))
       if tree is None:
-        tree = self._trees[ps.id] = PublicTree.from_subtree(ps)
+        tree = self._trees[_key(ps)] = PublicTree.from_subtree(ps)
       trees.append(tree)
     forest = leaf_solver.Forest(public_states, trees)
     self._forests[key] = forest
@@ -354,11 +354,11 @@ class ExactValueFunction(ValueFunction):
     forest = self._forest(public_states)
     states = []
     for ps in public_states:
-      state = self._states.get(ps.id) if self.warm_start else None
+      state = self._states.get(_key(ps)) if self.warm_start else None
       if state is None:
         state = leaf_solver.LeafState(tree=forest.trees[len(states)])
         if self.warm_start:
-          self._states[ps.id] = state
+          self._states[_key(ps)] = state
       states.append(state)
     solutions = leaf_solver.solve(
         forest, states, [q.ranges for q in queries],
@@ -398,6 +398,10 @@ class ExactValueFunction(ValueFunction):
     if self.perfect_information:
       return [self._evaluate_perfect_information(q) for q in queries]
     return self._evaluate_imperfect_information(queries)
+
+
+def _key(ps: PublicState) -> tuple:
+  return (ps.observer, ps.id)
 
 
 # --- Rollout ----------------------------------------------------------------

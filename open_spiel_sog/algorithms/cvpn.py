@@ -156,6 +156,9 @@ class Batch:
     policy_target: [B, P, A] target policy (rows of the acting player).
     policy_mask: [B, P] 1 where a policy target is given.
     legal: [B, P, A] 1 on legal actions of the acting player's slots.
+    scales: [B, 2] per example, the factors that turn each player's
+      normalised values back into counterfactual values (set by
+      `Encoder.encode`; not part of training batches).
   """
   inputs: np.ndarray
   value_target: np.ndarray
@@ -163,6 +166,7 @@ class Batch:
   policy_target: np.ndarray
   policy_mask: np.ndarray
   legal: np.ndarray
+  scales: np.ndarray | None = None
 
   FIELDS = ("inputs", "value_target", "value_mask", "policy_target",
             "policy_mask", "legal")

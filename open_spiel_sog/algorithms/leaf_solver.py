@@ -7,7 +7,8 @@ solving them one by one costs mostly numpy's per-call overhead. Here the
 subgames of one batch are laid side by side as one forest, compiled into the
 same sequence arrays PublicTreeCFR uses (`public_state/tree.py`: roots first,
 rows level by level), and one CFR+ iteration is one set of reach and value
-passes over all of them (`public_tree_cfr.reach_pass` / `value_pass`). Each
+passes over all of them (PublicTreeCFR's own iterations, `SequenceCFR`, with
+one group of rows per subgame). Each
 subgame is checked (`LeafSolution.exploitability`) after 0, 1, 2, 4, ...
 (then every 16) iterations and frozen as soon as it is within the tolerance: its regrets and
 average stop changing, so the profile it returns is the one that passed.
@@ -30,7 +31,7 @@ import numpy as np
 from open_spiel_sog.algorithms.public_tree_cfr import best_actions
 from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
 from open_spiel_sog.algorithms.public_tree_cfr import reach_pass
-from open_spiel_sog.algorithms.public_tree_cfr import regret_matching
+from open_spiel_sog.algorithms.public_tree_cfr import SequenceCFR
 from open_spiel_sog.algorithms.public_tree_cfr import value_pass
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.tree import PlayerArrays
@@ -176,8 +177,7 @@ class Forest:
       s1.append(self.players[1].seq_maps[k][t.seq1])
       w.append(t.weight)
     self.terminal_seqs = (np.concatenate(s0), np.concatenate(s1))
-    weight = np.concatenate(w)
-    self.terminal_weights = (weight, -weight)
+    self.terminal_weight = np.concatenate(w)
     # The root histories, for each subgame's reach mass.
     self.history_leaf = np.concatenate(
         [np.full(len(ps.histories), k) for k, ps in enumerate(public_states)])
@@ -204,152 +204,76 @@ class Forest:
     return len(self.public_states)
 
 
-class _Solve:
-  """CFR+ over a forest, each subgame from its own warm state."""
-
-  def __init__(self, forest: Forest, states: Sequence[LeafState],
-               ranges: Sequence[Sequence[np.ndarray]], config: CFRConfig):
-    self.forest = forest
-    self.config = config
-    k = len(forest)
-    self.ranges = [np.concatenate([r[p] for r in ranges]) for p in range(2)]
-    self.leaf_iteration = np.asarray([s.iteration for s in states],
-                                     dtype=np.float64)
-    self.active = np.ones(k, dtype=bool)
-    self.regrets, self.average, self.policy = [], [], []
-    self.uniform, self.reach, self.last_regrets = [], [], []
+def _start(forest: Forest, states: Sequence[LeafState],
+           ranges: Sequence[Sequence[np.ndarray]],
+           config: CFRConfig) -> SequenceCFR:
+  """CFR+ over the forest, each subgame from its warm state."""
+  cfr = SequenceCFR(
+      [fp.arrays for fp in forest.players], forest.terminal_seqs,
+      forest.terminal_weight,
+      [np.concatenate([r[p] for r in ranges]) for p in range(2)], config,
+      row_groups=[fp.row_leaf for fp in forest.players],
+      num_groups=len(forest))
+  if any(s.regrets[0] is not None for s in states):
+    regrets, average = [], []
     for p in range(2):
       fp = forest.players[p]
-      a = fp.arrays
-      regrets = np.zeros((a.num_rows, a.max_actions))
-      average = np.zeros((a.num_rows, a.max_actions))
+      regrets.append(np.zeros_like(cfr.regrets[p]))
+      average.append(np.zeros_like(cfr.average[p]))
       for leaf, state in enumerate(states):
         if state.regrets[p] is not None:
           width = state.regrets[p].shape[1]
-          regrets[fp.new_rows[leaf], :width] = state.regrets[p]
-          average[fp.new_rows[leaf], :width] = state.average[p]
-      legal = a.legal_mask.sum(axis=1, keepdims=True)
-      uniform = np.where(a.legal_mask, 1.0 / np.maximum(legal, 1), 0.0)
-      self.regrets.append(regrets)
-      self.last_regrets.append(np.zeros_like(regrets))
-      self.average.append(average)
-      self.uniform.append(uniform)
-      self.policy.append(regret_matching(regrets, uniform))
-      self.reach.append(reach_pass(a, self.policy[p], self.ranges[p],
-                                   np.zeros(a.num_sequences)))
+          regrets[p][fp.new_rows[leaf], :width] = state.regrets[p]
+          average[p][fp.new_rows[leaf], :width] = state.average[p]
+    cfr.set_regrets(regrets, average)
+  cfr.group_iteration[:] = [s.iteration for s in states]
+  return cfr
 
-  def restart_average(self, leaves: np.ndarray) -> None:
-    """Forgets the average of the subgames `leaves` ([K] bool)."""
-    self.leaf_iteration[leaves] = 0
-    for p in range(2):
-      rows = leaves[self.forest.players[p].row_leaf]
-      self.average[p][rows] = 0.0
 
-  def _direct_values(self, p: int, opponent_reach: np.ndarray) -> np.ndarray:
-    seqs = self.forest.terminal_seqs
-    return np.bincount(
-        seqs[p], weights=self.forest.terminal_weights[p] *
-        opponent_reach[seqs[1 - p]],
-        minlength=self.forest.players[p].arrays.num_sequences)
+def _solution(forest: Forest, cfr: SequenceCFR):
+  """(completed profile [rows, A] per player, root values [R] per player,
+  exploitability [K]) of the average profile (see LeafSolution)."""
+  average = [cfr.average_policy(p) for p in range(2)]
+  reaches = [reach_pass(fp.arrays, average[p], cfr.ranges[p],
+                        np.zeros(fp.arrays.num_sequences))
+             for p, fp in enumerate(forest.players)]
+  k = len(forest)
+  nash_conv = np.zeros(k)
+  policies, values = [], []
+  for p, fp in enumerate(forest.players):
+    a = fp.arrays
+    direct = cfr.direct_values(p, reaches[1 - p])
+    # The best response to the opponent's average everywhere ...
+    br_seq, _ = value_pass(a, average[p], direct.copy(),
+                           respond=np.ones(a.num_rows, dtype=bool))
+    nash_conv += np.bincount(fp.root_leaf, minlength=k,
+                             weights=cfr.ranges[p] * br_seq[:a.num_root])
+    # ... and the average, completed by it where p's own reach is zero.
+    unreached = reaches[p][a.row_parent_seq] <= 0.0
+    seq, _ = value_pass(a, average[p], direct, respond=unreached)
+    values.append(seq[:a.num_root].copy())
+    policies.append(np.where(unreached[:, None], best_actions(a, br_seq),
+                             average[p]))
+  mass = np.bincount(
+      forest.history_leaf, minlength=k,
+      weights=forest.history_chance * cfr.ranges[0][forest.history_root[0]] *
+      cfr.ranges[1][forest.history_root[1]])
+  exploitability = np.where(
+      mass > 0, np.maximum(nash_conv, 0.0) / 2 / np.where(mass > 0, mass, 1),
+      0.0)
+  return policies, values, exploitability
 
-  def _accumulate_average(self, p: int, row_active: np.ndarray) -> None:
-    fp = self.forest.players[p]
-    t = self.leaf_iteration[fp.row_leaf] - self.config.averaging_delay
-    if self.config.linear_averaging:
-      weight = np.maximum(t, 0.0)
-    else:
-      weight = (t > 0).astype(np.float64)
-    weight = np.where(row_active, weight, 0.0) * self.reach[p][
-        fp.arrays.row_parent_seq]
-    self.average[p] += weight[:, None] * self.policy[p]
 
-  def _update_regrets(self, p: int, row_active: np.ndarray) -> None:
-    a = self.forest.players[p].arrays
-    seq_values, row_values = value_pass(
-        a, self.policy[p], self._direct_values(p, self.reach[1 - p]))
-    action_values = seq_values[a.num_root:].reshape(a.num_rows,
-                                                    a.max_actions)
-    update = a.legal_mask & row_active[:, None]
-    instant = np.where(update, action_values - row_values[:, None], 0.0)
-    self.regrets[p] += instant
-    np.maximum(self.regrets[p], 0.0, out=self.regrets[p])
-    if self.config.predictive:
-      self.last_regrets[p] = instant
-
-  def _new_policy(self, p: int) -> None:
-    a = self.forest.players[p].arrays
-    regrets = self.regrets[p]
-    if self.config.predictive:
-      regrets = regrets + self.last_regrets[p]
-    self.policy[p] = regret_matching(regrets, self.uniform[p])
-    reach_pass(a, self.policy[p], self.ranges[p], self.reach[p])
-
-  def run(self, iterations: int) -> None:
-    """`iterations` CFR+ iterations of the active subgames (the others'
-    regrets and averages do not change)."""
-    rows = [self.active[self.forest.players[p].row_leaf] for p in range(2)]
-    for _ in range(iterations):
-      self.leaf_iteration[self.active] += 1
-      if self.config.alternating:
-        for p in range(2):
-          self._accumulate_average(p, rows[p])
-          self._update_regrets(p, rows[p])
-          self._new_policy(p)
-      else:
-        for p in range(2):
-          self._accumulate_average(p, rows[p])
-          self._update_regrets(p, rows[p])
-        for p in range(2):
-          self._new_policy(p)
-
-  def solution(self):
-    """(completed profile [rows, A] per player, root values [R] per player,
-    exploitability [K]) of the average profile (see LeafSolution)."""
-    forest = self.forest
-    average, reaches = [], []
-    for p in range(2):
-      a = forest.players[p].arrays
-      total = self.average[p].sum(axis=1, keepdims=True)
-      average.append(np.where(total > 0.0,
-                              self.average[p] / np.where(total > 0, total, 1),
-                              self.uniform[p]))
-      reaches.append(reach_pass(a, average[p], self.ranges[p],
-                                np.zeros(a.num_sequences)))
-    k = len(forest)
-    nash_conv = np.zeros(k)
-    policies, values = [], []
-    for p in range(2):
-      fp = forest.players[p]
-      a = fp.arrays
-      direct = self._direct_values(p, reaches[1 - p])
-      br_seq, _ = value_pass(a, average[p], direct.copy(),
-                             respond=np.ones(a.num_rows, dtype=bool))
-      nash_conv += np.bincount(fp.root_leaf, minlength=k,
-                               weights=self.ranges[p] * br_seq[:a.num_root])
-      unreached = reaches[p][a.row_parent_seq] <= 0.0
-      seq, _ = value_pass(a, average[p], direct, respond=unreached)
-      values.append(seq[:a.num_root].copy())
-      policies.append(np.where(unreached[:, None], best_actions(a, br_seq),
-                               average[p]))
-    mass = np.bincount(
-        forest.history_leaf, minlength=k,
-        weights=forest.history_chance * self.ranges[0][forest.history_root[0]]
-        * self.ranges[1][forest.history_root[1]])
-    exploitability = np.where(
-        mass > 0, np.maximum(nash_conv, 0.0) / 2 / np.where(mass > 0, mass, 1),
-        0.0)
-    return policies, values, exploitability
-
-  def store(self, states: Sequence[LeafState]) -> None:
-    """Writes each subgame's regrets, average and iteration back."""
-    for leaf, state in enumerate(states):
-      for p in range(2):
-        fp = self.forest.players[p]
-        width = state.tree.players[p].max_actions
-        rows = fp.new_rows[leaf]
-        state.regrets[p] = self.regrets[p][rows, :width]
-        state.average[p] = self.average[p][rows, :width]
-      state.iteration = int(self.leaf_iteration[leaf])
+def _store(forest: Forest, cfr: SequenceCFR,
+           states: Sequence[LeafState]) -> None:
+  """Writes each subgame's regrets, average and iteration back."""
+  for leaf, state in enumerate(states):
+    for p, fp in enumerate(forest.players):
+      width = state.tree.players[p].max_actions
+      rows = fp.new_rows[leaf]
+      state.regrets[p] = cfr.regrets[p][rows, :width]
+      state.average[p] = cfr.average[p][rows, :width]
+    state.iteration = int(cfr.group_iteration[leaf])
 
 
 # Checks come after 0, 1, 2, 4, ... iterations, then every 16: a check costs
@@ -384,13 +308,12 @@ def solve(forest: Forest, states: Sequence[LeafState],
     n = [float(x.sum()) or 1.0 for x in r]
     norms.append(n)
     scaled.append([x / m for x, m in zip(r, n)])
-  cfr = _Solve(forest, states, scaled, config)
+  cfr = _start(forest, states, scaled, config)
   k = len(forest)
   iterations = np.zeros(k, dtype=np.int64)
-  policies, values, exploitability = cfr.solution()
+  policies, values, exploitability = _solution(forest, cfr)
   passed = exploitability <= tolerance
-  warm = np.asarray([s.iteration > 0 for s in states])
-  cfr.restart_average(~passed & warm)
+  cfr.restart_average(~passed & (cfr.group_iteration > 0))
   cfr.active = ~passed
   run, step = 0, 1
   while cfr.active.any() and run < max_iterations:
@@ -399,10 +322,10 @@ def solve(forest: Forest, states: Sequence[LeafState],
     iterations[cfr.active] += step
     run += step
     step = min(2 * step, _MAX_CHECK_INTERVAL)
-    policies, values, exploitability = cfr.solution()
+    policies, values, exploitability = _solution(forest, cfr)
     cfr.active &= exploitability > tolerance
   capped = cfr.active.copy()
-  cfr.store(states)
+  _store(forest, cfr, states)
   out = []
   for leaf in range(k):
     leaf_values = []

@@ -52,24 +52,6 @@ class CFRConfig:
   predictive: bool = False
 
 
-class _PlayerState:
-  """Mutable solver state of one player (arrays sized by PlayerArrays)."""
-
-  def __init__(self, arrays: PlayerArrays, root_range: np.ndarray):
-    self.arrays = arrays
-    rows, width = arrays.num_rows, arrays.max_actions
-    self.mask = arrays.legal_mask
-    self.num_legal = self.mask.sum(axis=1, keepdims=True).astype(np.float64)
-    self.uniform = np.where(self.mask, 1.0 / np.maximum(self.num_legal, 1),
-                            0.0)
-    self.regrets = np.zeros((rows, width))  # [rows, A]
-    self.policy = self.uniform.copy()  # [rows, A] current policy
-    self.avg_numerator = np.zeros((rows, width))  # [rows, A]
-    self.root_range = root_range  # [R]
-    self.reach = np.zeros(arrays.num_sequences)  # [S] reach of each sequence
-    self.last_regrets = np.zeros((rows, width))  # [rows, A] (predictive)
-
-
 def regret_matching(regrets: np.ndarray, uniform: np.ndarray) -> np.ndarray:
   """Regret matching+ policy of [rows, A] regrets (`uniform` where no
   regret is positive)."""
@@ -103,8 +85,8 @@ def value_pass(arrays: PlayerArrays, policy: np.ndarray,
     direct: [S] values that land directly on each sequence (terminal payoffs
       weighted by the opponent's reach, frontier values). Consumed in place.
     respond: [rows] bool, rows where the player plays a counterfactual best
-      response (the legal action of highest value) instead of `policy`; the
-      chosen actions are then in `policy` rows' place in `best_actions`.
+      response (the legal action of highest value, `best_actions`) instead
+      of `policy`.
 
   Returns:
     (seq_values [S] (root sequences' entries are the root infostates'
@@ -139,30 +121,133 @@ def best_actions(arrays: PlayerArrays, seq_values: np.ndarray) -> np.ndarray:
   return out
 
 
-@dataclasses.dataclass(frozen=True)
-class SubgameSolution:
-  """A profile of a (sub)game solve and what it is worth under the ranges.
+class SequenceCFR:
+  """The CFR+ iterations over compiled sequence arrays (`PlayerArrays`).
 
-  Attributes:
-    policies: ([rows0, A0], [rows1, A1]) each player's policy: the average
-      policy, with a counterfactual best response to the opponent's average
-      wherever the player's own reach is zero (where the average is
-      arbitrary and no one's value depends on it but the player's own).
-    values: (v0, v1) each player's counterfactual values at its root
-      infostates under `policies`.
-    best_response_values: (b0, b1) each player's counterfactual best-response
-      values at its root infostates against the opponent's policy.
-    reach_mass: Z, the probability mass of the root under the ranges: the
-      sum over root histories of chance reach * r0 * r1.
-    exploitability: NashConv / 2 of `policies` under the ranges, divided by
-      Z (so in the game's utility units, conditional on reaching the root);
-      0 when Z is 0.
+  One tree (PublicTreeCFR) or many independent subgames laid side by side
+  (the leaf solver's forest): rows may belong to groups, each with its own
+  iteration count (for the linear averaging weights) and an on/off switch,
+  so that groups that are done stop changing while the others go on.
+
+  Attributes (per player p, [rows, A] unless noted):
+    regrets: cumulative regrets (floored at zero, CFR+).
+    average: the average policy's numerators (own reach times policy,
+      weighted by iteration).
+    policy: the current policy.
+    reach: [S] each sequence's reach under `policy` from the root ranges.
+    group_iteration: [G] iterations each group has run since its average
+      was last restarted.
+    active: [G] bool, the groups that iterate.
   """
-  policies: tuple[np.ndarray, np.ndarray]
-  values: tuple[np.ndarray, np.ndarray]
-  best_response_values: tuple[np.ndarray, np.ndarray]
-  reach_mass: float
-  exploitability: float
+
+  def __init__(self, players: Sequence[PlayerArrays],
+               terminal_seqs: Sequence[np.ndarray],
+               terminal_weight: np.ndarray, ranges: Sequence[np.ndarray],
+               config: CFRConfig, *,
+               row_groups: Sequence[np.ndarray] | None = None,
+               num_groups: int = 1):
+    self.arrays = tuple(players)
+    self.config = config
+    self.ranges = [np.asarray(r, dtype=np.float64) for r in ranges]
+    self._t_seq = tuple(terminal_seqs)
+    self._t_weight = (terminal_weight, -terminal_weight)
+    self.row_groups = (tuple(row_groups) if row_groups is not None else
+                       tuple(np.zeros(a.num_rows, dtype=np.int64)
+                             for a in self.arrays))
+    self.group_iteration = np.zeros(num_groups, dtype=np.int64)
+    self.active = np.ones(num_groups, dtype=bool)
+    self.regrets, self.average, self.last_regrets = [], [], []
+    self.uniform, self.policy, self.reach = [], [], []
+    for p, a in enumerate(self.arrays):
+      shape = (a.num_rows, a.max_actions)
+      legal = a.legal_mask.sum(axis=1, keepdims=True).astype(np.float64)
+      self.uniform.append(np.where(a.legal_mask, 1.0 / np.maximum(legal, 1),
+                                   0.0))
+      self.regrets.append(np.zeros(shape))
+      self.average.append(np.zeros(shape))
+      self.last_regrets.append(np.zeros(shape))
+      self.policy.append(self.uniform[p].copy())
+      self.reach.append(reach_pass(a, self.policy[p], self.ranges[p],
+                                   np.zeros(a.num_sequences)))
+
+  def set_regrets(self, regrets: Sequence[np.ndarray],
+                  average: Sequence[np.ndarray]) -> None:
+    """Starts from the given regrets and average numerators (warm start)."""
+    for p, a in enumerate(self.arrays):
+      self.regrets[p] = np.asarray(regrets[p], dtype=np.float64).copy()
+      self.average[p] = np.asarray(average[p], dtype=np.float64).copy()
+      self.policy[p] = regret_matching(self.regrets[p], self.uniform[p])
+      reach_pass(a, self.policy[p], self.ranges[p], self.reach[p])
+
+  def restart_average(self, groups: np.ndarray) -> None:
+    """Forgets the average of `groups` ([G] bool) and restarts their
+    linear weights, keeping their regrets."""
+    self.group_iteration[groups] = 0
+    for p in range(2):
+      self.average[p][groups[self.row_groups[p]]] = 0.0
+
+  def direct_values(self, p: int, opponent_reach: np.ndarray) -> np.ndarray:
+    """[S_p] terminal payoffs landing on p's sequences (v_p = M r_-p)."""
+    return np.bincount(
+        self._t_seq[p],
+        weights=self._t_weight[p] * opponent_reach[self._t_seq[1 - p]],
+        minlength=self.arrays[p].num_sequences)
+
+  def _accumulate_average(self, p: int, rows: np.ndarray | None) -> None:
+    t = (self.group_iteration[self.row_groups[p]] -
+         self.config.averaging_delay).astype(np.float64)
+    weight = np.maximum(t, 0.0) if self.config.linear_averaging else (
+        (t > 0).astype(np.float64))
+    if rows is not None:
+      weight = np.where(rows, weight, 0.0)
+    own_reach = self.reach[p][self.arrays[p].row_parent_seq]
+    self.average[p] += (weight * own_reach)[:, None] * self.policy[p]
+
+  def _update_regrets(self, p: int, rows: np.ndarray | None) -> None:
+    a = self.arrays[p]
+    seq_values, row_values = value_pass(
+        a, self.policy[p], self.direct_values(p, self.reach[1 - p]))
+    action_values = seq_values[a.num_root:].reshape(a.num_rows, a.max_actions)
+    update = a.legal_mask if rows is None else a.legal_mask & rows[:, None]
+    instant = np.where(update, action_values - row_values[:, None], 0.0)
+    self.regrets[p] += instant
+    np.maximum(self.regrets[p], 0.0, out=self.regrets[p])
+    if self.config.predictive:
+      self.last_regrets[p] = instant
+
+  def _new_policy(self, p: int) -> None:
+    regrets = self.regrets[p]
+    if self.config.predictive:
+      regrets = regrets + self.last_regrets[p]
+    self.policy[p] = regret_matching(regrets, self.uniform[p])
+    reach_pass(self.arrays[p], self.policy[p], self.ranges[p], self.reach[p])
+
+  def run(self, iterations: int) -> None:
+    """`iterations` CFR+ iterations of the active groups (the others'
+    regrets and averages do not change)."""
+    rows = [None, None]
+    if not self.active.all():
+      rows = [self.active[g] for g in self.row_groups]
+    for _ in range(iterations):
+      self.group_iteration[self.active] += 1
+      if self.config.alternating:
+        for p in range(2):
+          self._accumulate_average(p, rows[p])
+          self._update_regrets(p, rows[p])
+          self._new_policy(p)
+      else:
+        for p in range(2):
+          self._accumulate_average(p, rows[p])
+          self._update_regrets(p, rows[p])
+        for p in range(2):
+          self._new_policy(p)
+
+  def average_policy(self, p: int) -> np.ndarray:
+    """[rows, A] the average policy of p (uniform where never reached)."""
+    total = self.average[p].sum(axis=1, keepdims=True)
+    return np.where(total > 0.0,
+                    self.average[p] / np.where(total > 0.0, total, 1.0),
+                    self.uniform[p])
 
 
 class PublicTreeCFR:
@@ -216,21 +301,14 @@ class PublicTreeCFR:
     if ranges is None:
       ranges = [np.ones(root.num_infostates(p)) for p in range(2)]
     self.ranges = self._checked_ranges(ranges)
-    self._players = [_PlayerState(self.tree.players[p], self.ranges[p])
-                     for p in range(2)]
     t = self.tree.terminals
-    self._t_seq = (t.seq0, t.seq1)
-    self._t_weight = (t.weight, -t.weight)
-    self.iteration = 0
-    self._reset_root_values()
-    for p in range(2):
-      st = self._players[p]
-      reach_pass(st.arrays, st.policy, st.root_range, st.reach)
+    self._cfr = SequenceCFR(self.tree.players, (t.seq0, t.seq1), t.weight,
+                            self.ranges, self.config)
 
-  def _reset_root_values(self) -> None:
-    self._root_value_sum = [np.zeros(self.root.num_infostates(p))
-                            for p in range(2)]
-    self._root_value_weight = [0.0, 0.0]
+  @property
+  def iteration(self) -> int:
+    """Iterations run so far."""
+    return int(self._cfr.group_iteration[0])
 
   def _checked_ranges(self, ranges: Sequence[np.ndarray]) -> list[np.ndarray]:
     checked = []
@@ -245,104 +323,30 @@ class PublicTreeCFR:
       checked.append(r)
     return checked
 
-  def set_ranges(self, ranges: Sequence[np.ndarray]) -> None:
-    """Changes the root ranges, keeping regrets and the average (warm start
-    of a subgame whose beliefs moved)."""
-    self.ranges = self._checked_ranges(ranges)
-    self._reset_root_values()
-    for p in range(2):
-      st = self._players[p]
-      st.root_range = self.ranges[p]
-      reach_pass(st.arrays, st.policy, st.root_range, st.reach)
-
   # --- Iterations ----------------------------------------------------------
-
-  def _direct_values(self, p: int, opponent_reach: np.ndarray) -> np.ndarray:
-    """[S_p] terminal payoffs landing on p's sequences (v_p = M r_-p)."""
-    return np.bincount(
-        self._t_seq[p],
-        weights=self._t_weight[p] * opponent_reach[self._t_seq[1 - p]],
-        minlength=self.tree.players[p].num_sequences)
-
-  def _update_regrets(self, p: int) -> None:
-    st = self._players[p]
-    arrays = st.arrays
-    seq_values, row_values = value_pass(
-        arrays, st.policy, self._direct_values(p, self._players[1 - p].reach))
-    # Root counterfactual values of the current iterate, averaged with the
-    # policy's weights: unlike the average policy's values, they stay
-    # meaningful at infostates the player itself never reaches.
-    weight = float(self.iteration) if self.config.linear_averaging else 1.0
-    self._root_value_sum[p] += weight * seq_values[:arrays.num_root]
-    self._root_value_weight[p] += weight
-    action_values = seq_values[arrays.num_root:].reshape(st.regrets.shape)
-    instant = np.where(st.mask, action_values - row_values[:, None], 0.0)
-    st.regrets += instant
-    np.maximum(st.regrets, 0.0, out=st.regrets)
-    if self.config.predictive:
-      st.last_regrets = instant
-
-  def _accumulate_average(self, p: int) -> None:
-    st = self._players[p]
-    t = self.iteration - self.config.averaging_delay
-    if t <= 0:
-      return
-    weight = float(t) if self.config.linear_averaging else 1.0
-    own_reach = st.reach[st.arrays.row_parent_seq]
-    st.avg_numerator += (weight * own_reach)[:, None] * st.policy
-
-  def _new_policy(self, p: int) -> None:
-    st = self._players[p]
-    regrets = st.regrets
-    if self.config.predictive:
-      regrets = regrets + st.last_regrets
-    st.policy = regret_matching(regrets, st.uniform)
-    reach_pass(st.arrays, st.policy, st.root_range, st.reach)
 
   def run(self, iterations: int) -> None:
     """Runs `iterations` CFR+ iterations."""
     if iterations < 0:
       raise ValueError(f"iterations must be >= 0, got {iterations}")
-    for _ in range(iterations):
-      self.iteration += 1
-      if self.config.alternating:
-        for p in range(2):
-          self._accumulate_average(p)
-          self._update_regrets(p)
-          self._new_policy(p)
-      else:
-        for p in range(2):
-          self._accumulate_average(p)
-          self._update_regrets(p)
-        for p in range(2):
-          self._new_policy(p)
+    self._cfr.run(iterations)
 
   # --- Results -------------------------------------------------------------
 
   def average_policy_arrays(self, player: int) -> np.ndarray:
     """[rows, A] the average policy of `player` (uniform where unreached)."""
-    st = self._players[player]
-    total = st.avg_numerator.sum(axis=1, keepdims=True)
-    return np.where(total > 0.0,
-                    st.avg_numerator / np.where(total > 0.0, total, 1.0),
-                    st.uniform)
+    return self._cfr.average_policy(player)
 
   def current_policy_arrays(self, player: int) -> np.ndarray:
     """[rows, A] the current (last-iterate) policy of `player`."""
-    return self._players[player].policy.copy()
+    return self._cfr.policy[player].copy()
 
   def average_policy_dict(self) -> dict[str, list[tuple[int, float]]]:
     """{information_state_string: [(action, probability), ...]}."""
-    return self.policy_dict([self.average_policy_arrays(p) for p in range(2)])
-
-  def policy_dict(self, policies: Sequence[np.ndarray]
-                  ) -> dict[str, list[tuple[int, float]]]:
-    """{information_state_string: [(action, probability), ...]} of policies
-    given as arrays ([rows, A] per player, e.g. `solution().policies`)."""
     result = {}
     for p in range(2):
       arrays = self.tree.players[p]
-      probs = policies[p]
+      probs = self.average_policy_arrays(p)
       for row, infostate in enumerate(arrays.row_infostate_string):
         k = int(arrays.legal_mask[row].sum())
         result[infostate] = list(
@@ -387,59 +391,9 @@ class PublicTreeCFR:
     for p in range(2):
       arrays = self.tree.players[p]
       seq_values, _ = value_pass(arrays, policies[p],
-                                 self._direct_values(p, reaches[1 - p]))
+                                 self._cfr.direct_values(p, reaches[1 - p]))
       values.append(seq_values[:arrays.num_root].copy())
     return values[0], values[1]
-
-  def solution(self) -> SubgameSolution:
-    """The average profile completed by best responses where a player's own
-    reach is zero, its root counterfactual values, and its exploitability
-    under the root ranges (see `SubgameSolution`)."""
-    average = [self.average_policy_arrays(p) for p in range(2)]
-    reaches = []
-    for p in range(2):
-      arrays = self.tree.players[p]
-      reaches.append(reach_pass(arrays, average[p], self.ranges[p],
-                                np.zeros(arrays.num_sequences)))
-    policies, values, responses = [], [], []
-    for p in range(2):
-      arrays = self.tree.players[p]
-      unreached = reaches[p][arrays.row_parent_seq] <= 0.0
-      # The best response against the opponent's average everywhere ...
-      br_seq, _ = value_pass(arrays, average[p],
-                             self._direct_values(p, reaches[1 - p]),
-                             respond=np.ones(arrays.num_rows, dtype=bool))
-      responses.append(br_seq[:arrays.num_root].copy())
-      # ... and the average, completed by it where p never gets.
-      seq, _ = value_pass(arrays, average[p],
-                          self._direct_values(p, reaches[1 - p]),
-                          respond=unreached)
-      values.append(seq[:arrays.num_root].copy())
-      completed = average[p]
-      if unreached.any():
-        completed = np.where(unreached[:, None], best_actions(arrays, br_seq),
-                             average[p])
-      policies.append(completed)
-    root = self.root
-    inf0, inf1 = root.history_infostate
-    mass = float(np.sum(root.chance_reach * self.ranges[0][inf0] *
-                        self.ranges[1][inf1]))
-    nash_conv = sum(float(self.ranges[p] @ responses[p]) for p in range(2))
-    exploitability = max(nash_conv, 0.0) / 2 / mass if mass > 0 else 0.0
-    return SubgameSolution(policies=(policies[0], policies[1]),
-                           values=(values[0], values[1]),
-                           best_response_values=(responses[0], responses[1]),
-                           reach_mass=mass, exploitability=exploitability)
-
-  def average_root_values(self) -> tuple[np.ndarray, np.ndarray]:
-    """Root counterfactual values of the iterates, averaged with the policy
-    averaging's weights since the start (or the last `set_ranges`): the
-    self-play values re-solving uses (DeepStack, SoG Theorem 4). Falls back to
-    the average policy's values before any iteration."""
-    if min(self._root_value_weight) <= 0:
-      return self.counterfactual_values()
-    return tuple(self._root_value_sum[p] / self._root_value_weight[p]
-                 for p in range(2))
 
   def root_counterfactual_values(self) -> tuple[np.ndarray, np.ndarray]:
     """Counterfactual values at the root infostates under the average policy."""

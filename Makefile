@@ -10,7 +10,7 @@ STAMP       := $(VENV)/.open_spiel_sog-installed
 CONSTRAINTS := constraints.txt
 PIP         := $(PY) -m pip install --quiet -c $(CONSTRAINTS)
 
-.PHONY: install run test test-ray bench bazel-test lock clean
+.PHONY: install run test test-ray test-tensorboard bench bazel-test lock clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,13 @@ test: install
 test-ray: install
 	$(PIP) "ray"
 	$(PY) -m pytest -q -m ray tests
+
+# examples/train.py --tensorboard_dir's tests (marked `tensorboard`, deselected
+# by `make test`); installs the optional tensorboard extra (tensorflow and
+# tensorboard, pinned in constraints.txt) first.
+test-tensorboard: install
+	$(PIP) --no-build-isolation -e ".[tensorboard]"
+	$(PY) -m pytest -q -m tensorboard tests
 
 bench: install
 	$(PY) benchmarks/public_tree_cfr_vs_openspiel.py --game=leduc_poker --iterations=1000 --repeats=5

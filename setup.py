@@ -83,7 +83,7 @@ setuptools.setup(
         "test": ["pytest"],
         "progress": ["tqdm"],
         "plot": ["matplotlib"],
-        "tensorboard": ["tensorflow"],
+        "tensorboard": ["tensorflow", "tensorboard"],
         "ray": ["ray"],
     },
     ext_modules=[_shim_extension()],

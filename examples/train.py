@@ -9,8 +9,9 @@ SoG(solver_simulations, solver_expansions_per_update) from the queries for
 value targets; the learner trains the network on a sliding-window replay
 buffer. For games small enough for OpenSpiel's exact exploitability,
 `--eval_every` measures SoG's exploitability with the current network and
-writes it to `--eval_csv` and `--eval_png`. With the tensorflow extra
-installed, `--tensorboard_dir` gets TensorBoard summaries. `--resume`
+writes it to `--eval_csv` and `--eval_png`. With the tensorboard extra
+installed (tensorflow and tensorboard), `--tensorboard_dir` gets TensorBoard
+summaries; without it, the run stops before training. `--resume`
 continues from `--checkpoint`. `--json` prints a summary as the last line.
 
 The shipped networks in open_spiel_sog/data/ were made with the commands in
@@ -20,6 +21,7 @@ README.md ("Shipped networks").
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 from absl import app
@@ -131,27 +133,70 @@ _EVAL_CSV = flags.DEFINE_string("eval_csv", "",
 _EVAL_PNG = flags.DEFINE_string("eval_png", "",
                                 "PNG plot of exploitability against steps.")
 _TENSORBOARD = flags.DEFINE_string(
-    "tensorboard_dir", "", "TensorBoard summaries (needs tensorflow).")
+    "tensorboard_dir", "",
+    "TensorBoard summaries (needs tensorflow and tensorboard: pip install "
+    "'open_spiel_sog[tensorboard]').")
 _PROGRESS = flags.DEFINE_bool("progress", True, "Show a progress bar.")
 _JSON = flags.DEFINE_bool("json", False,
                           "Print a JSON summary as the last line.")
 
 
+_TENSORBOARD_INSTALL = "pip install 'open_spiel_sog[tensorboard]'"
+
+
+def _one_line(error: Exception) -> str:
+  """An error's message on one line, without TensorFlow's op decorations
+  ("{{function_node ...}}" before it, "[Op:...] name: ..." after it)."""
+  message = str(getattr(error, "message", error))
+  message = re.sub(r"\{\{[^}]*\}\}|\[Op:.*", "", message, flags=re.DOTALL)
+  return " ".join(message.split())
+
+
 class _TensorBoard:
-  """TensorBoard summaries through tensorflow, imported only here."""
+  """TensorBoard summaries through tensorflow, imported only here.
+
+  The constructor checks that summaries can be written, before any training:
+  tensorflow's `tf.summary.scalar` is implemented by the separate tensorboard
+  package, which tensorflow does not install. When either is missing, or
+  `logdir` cannot be written, it exits with a one-line message.
+  """
 
   def __init__(self, logdir: str):
     try:
       import tensorflow as tf  # pylint: disable=g-import-not-at-top
-    except ImportError:
-      raise SystemExit("--tensorboard_dir needs tensorflow: pip install "
-                       "'open_spiel_sog[tensorboard]'") from None
+      # What tf.summary.scalar imports when it is called.
+      from tensorboard.summary import v2  # pylint: disable=g-import-not-at-top,unused-import
+    except ImportError as e:
+      raise SystemExit(
+          f"train: --tensorboard_dir needs tensorflow and tensorboard "
+          f"({_one_line(e)}): {_TENSORBOARD_INSTALL}") from None
+    try:
+      # TensorFlow only writes summaries here; the GPUs are left to JAX.
+      tf.config.set_visible_devices([], "GPU")
+    except RuntimeError:  # TensorFlow's devices were already initialised.
+      pass
+    try:
+      # Without a default writer this records nothing, but it runs the code
+      # every summary runs.
+      tf.summary.scalar("tensorboard_check", 0.0, step=0)
+    except Exception as e:  # pylint: disable=broad-except
+      raise SystemExit(
+          f"train: --tensorboard_dir cannot write summaries "
+          f"({type(e).__name__}: {_one_line(e)}): {_TENSORBOARD_INSTALL}"
+      ) from None
+    try:
+      self._writer = tf.summary.create_file_writer(logdir)
+    except tf.errors.OpError as e:
+      raise SystemExit(f"train: cannot write TensorBoard summaries to "
+                       f"{logdir!r}: {_one_line(e)}") from None
     self._tf = tf
-    self._writer = tf.summary.create_file_writer(logdir)
 
   def scalar(self, name: str, value: float, step: int) -> None:
     with self._writer.as_default():
       self._tf.summary.scalar(name, value, step=step)
+
+  def close(self) -> None:
+    self._writer.close()
 
 
 def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
@@ -199,7 +244,11 @@ def main(argv):
   except (ValueError, cvpn.CheckpointError) as e:
     print(f"train: {e}", file=sys.stderr)
     return 2
-  summary = trainer.run()
+  try:
+    summary = trainer.run()
+  finally:
+    if writer is not None:
+      writer.close()
   print(f"trained {summary['game']} to step {summary['steps']} in "
         f"{summary['seconds']:.0f} s ({summary['examples']} examples); "
         f"checkpoint: {summary['checkpoint']}", file=sys.stderr)

@@ -303,6 +303,41 @@ def test_train_binary_resume_without_checkpoint_exits_2(tmp_path):
   assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("missing", ["tensorflow", "tensorboard"])
+def test_train_binary_tensorboard_without_extra_exits_before_training(
+    tmp_path, missing):
+  """Without the tensorboard extra, --tensorboard_dir stops the run at start-up
+  with one line naming the install command: no traceback, no checkpoint, no
+  event file. `missing` is shadowed by a package whose import fails, so the
+  test means the same in a venv that has the extra (make test-tensorboard)."""
+  shadow = tmp_path / "shadow" / missing
+  shadow.mkdir(parents=True)
+  (shadow / "__init__.py").write_text(
+      f"raise ImportError(\"No module named {missing!r} (shadowed)\")\n")
+  checkpoint = tmp_path / "k.npz"
+  logdir = tmp_path / "tb"
+  env = dict(os.environ)
+  env["PYTHONPATH"] = os.pathsep.join(
+      [str(tmp_path / "shadow")] +
+      ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+  result = subprocess.run(
+      [sys.executable, os.path.join(ROOT, "examples", "train.py"),
+       "--game=kuhn_poker", "--backend=inline", "--steps=5", "--hidden=16",
+       "--batch_size=4", "--min_replay=4", "--actor_simulations=2",
+       "--solver_simulations=2", f"--checkpoint={checkpoint}",
+       f"--tensorboard_dir={logdir}", "--noprogress"],
+      capture_output=True, text=True, timeout=300, check=False, env=env)
+  assert result.returncode != 0, result.stderr
+  assert "Traceback" not in result.stderr, result.stderr
+  errors = [line for line in result.stderr.splitlines()
+            if "--tensorboard_dir" in line]
+  assert len(errors) == 1, result.stderr
+  assert "pip install 'open_spiel_sog[tensorboard]'" in errors[0]
+  assert "trained" not in result.stderr
+  assert not checkpoint.exists()
+  assert not logdir.exists()
+
+
 def _average_py(*flags):
   return subprocess.run(
       [sys.executable, os.path.join(ROOT, "examples", "average_checkpoints.py"),

@@ -84,14 +84,18 @@ bazel-test: install
 	  //:all
 
 # Refreshes constraints.txt: a clean venv in .venv-lock with the newest
-# releases the setup allows, frozen. Re-measure the README's figures with the
-# new pins before committing them (docs/environment.md).
+# releases the setup allows, frozen. The tensorboard extra (for
+# `make test-tensorboard`) is added after the rest is frozen and held to it,
+# so it never changes the pins of `make install`. Re-measure the README's
+# figures with the new pins before committing them (docs/environment.md).
 lock:
 	rm -rf .venv-lock
 	$(PYTHON) -m venv .venv-lock
 	.venv-lock/bin/python -m pip install --quiet --upgrade pip setuptools wheel
 	.venv-lock/bin/python -m pip install --quiet pybind11==3.1.0 open_spiel==2.0.2
 	.venv-lock/bin/python -m pip install --quiet --no-build-isolation -e ".[test,progress,plot]"
+	.venv-lock/bin/python -m pip freeze --all --exclude-editable > .venv-lock/base.txt
+	.venv-lock/bin/python -m pip install --quiet -c .venv-lock/base.txt --no-build-isolation -e ".[tensorboard]"
 	{ sed -n '/^#/p' $(CONSTRAINTS); .venv-lock/bin/python -m pip freeze --all --exclude-editable; } > $(CONSTRAINTS).new
 	mv $(CONSTRAINTS).new $(CONSTRAINTS)
 	rm -rf .venv-lock

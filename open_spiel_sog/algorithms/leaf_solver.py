@@ -8,10 +8,11 @@ subgames of one batch are laid side by side as one forest, compiled into the
 same sequence arrays PublicTreeCFR uses (`public_state/tree.py`: roots first,
 rows level by level), and one CFR+ iteration is one set of reach and value
 passes over all of them (PublicTreeCFR's own iterations, `SequenceCFR`, with
-one group of rows per subgame). Each
-subgame is checked (`LeafSolution.exploitability`) after 0, 1, 2, 4, ...
-(then every 16) iterations and frozen as soon as it is within the tolerance: its regrets and
-average stop changing, so the profile it returns is the one that passed.
+one group of rows per subgame). Each subgame is checked
+(`LeafSolution.exploitability`) after 0, 1, 3, 7, 15 and then every 16
+iterations, and frozen as soon as it is within the tolerance: its regrets
+and average stop changing, so the profile it returns is the one that passed,
+the same profile it would reach solved alone.
 
 Warm starts: each public state keeps its regrets and average between batches.
 A query first checks the kept profile under its new ranges; a subgame that
@@ -63,9 +64,9 @@ class LeafSolution:
 
   Attributes:
     values: (v0, v1) counterfactual values of each player's infostates at the
-      public state, in the query's units, of `policies`: the average profile,
-      completed by a counterfactual best response to the opponent's average
-      wherever a player's own reach is zero.
+      public state, in the query's units, under the subgame's profile: the
+      average profile, completed by a counterfactual best response to the
+      opponent's average wherever a player's own reach is zero.
     exploitability: NashConv / 2 of that profile in the subgame under the
       query's ranges, divided by the ranges' reach mass (sum over histories
       of chance reach * r0 * r1; 0 when that is 0), in utility units.

@@ -708,7 +708,7 @@ def shared_network(path: str, game: pyspiel.Game | str) -> CVPN:
   net.params = jax.device_put(net.params)
   net.opt_state = None
   net.read_only = True
-  _SHARED_NETWORKS[key] = (_file_identity(real), net)
+  _SHARED_NETWORKS[key] = (identity or _file_identity(real), net)
   return net
 
 

@@ -23,6 +23,7 @@ search can walk a large game without enumerating it.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
@@ -58,8 +59,12 @@ class ObserverConfig:
       this raises `ValueError` (the game is too large for exact public states).
     max_public_states: `full_tree()` raises `ValueError` past this many public
       states.
+    infostates: how infostates are identified: "auto" (`infostate_source`)
+      or one of `INFOSTATE_SOURCES` to force one ("aoh" on a game that also
+      has infostate strings is how tests check the two agree).
   """
   source: str = "auto"
+  infostates: str = "auto"
   max_histories_per_public_state: int = DEFAULT_MAX_HISTORIES
   max_public_states: int = DEFAULT_MAX_PUBLIC_STATES
 
@@ -87,10 +92,49 @@ def validate_game(game: pyspiel.Game) -> None:
         f"{name}: sampled-stochastic chance has no explicit outcome "
         "probabilities; only deterministic and explicit-stochastic games "
         "are supported")
-  if not game_type.provides_information_state_string:
-    raise ValueError(
-        f"{name}: the game does not provide information_state_string, which "
-        "public states need to identify infostates")
+  infostate_source(game)  # raises when the game gives no way to tell
+
+
+# How infostates are identified (DESIGN.md section 11).
+INFOSTATE_SOURCES = ("string", "history", "aoh")
+
+# Action-observation histories longer than this are folded into a digest of
+# everything before the latest observation (keys stay bounded in deep games).
+_MAX_AOH_CHARS = 512
+
+
+def infostate_source(game: pyspiel.Game) -> str:
+  """How `game`'s infostates are identified.
+
+  "string": the game's information_state_string. "history": a
+  perfect-information game without it; the history is the infostate.
+  "aoh": an imperfect-information game without it; a player's infostate is
+  its action-observation history (its observation string after every step
+  plus its own actions: perfect recall). Raises ValueError when the game
+  provides neither infostate nor observation strings.
+  """
+  game_type = game.get_type()
+  if game_type.provides_information_state_string:
+    return "string"
+  if game_type.information == pyspiel.GameType.Information.PERFECT_INFORMATION:
+    return "history"
+  if game_type.provides_observation_string:
+    return "aoh"
+  raise ValueError(
+      f"{game_type.short_name}: the game provides neither "
+      "information_state_string nor observation_string, so its infostates "
+      "cannot be identified")
+
+
+def _aoh_extend(prefix: str, own_action: int | None, observation: str) -> str:
+  """An action-observation history extended by one step."""
+  own = "" if own_action is None else f" a{own_action}"
+  key = f"{prefix}{own} | {observation}"
+  if len(key) > _MAX_AOH_CHARS:
+    digest = hashlib.blake2b(f"{prefix}{own}".encode(),
+                             digest_size=16).hexdigest()
+    key = f"#{digest} | {observation}"
+  return key
 
 
 def make_public_observation(game: pyspiel.Game, perfect_recall: bool):
@@ -111,6 +155,11 @@ def make_public_observation(game: pyspiel.Game, perfect_recall: bool):
   except (pyspiel.SpielError, RuntimeError, ValueError):
     return None
   return obs
+
+
+def _history_key(state: pyspiel.State) -> str:
+  """The infostate key of a history in a perfect-information game."""
+  return "h:" + " ".join(map(str, state.history()))
 
 
 class _UnionFind:
@@ -174,7 +223,8 @@ class PublicState:
   def __init__(self, observer: "PublicStateObserver", id_: int,
                parent: PublicState | None, key: str,
                histories: Sequence[pyspiel.State], chance_reach: np.ndarray,
-               parent_history: np.ndarray, parent_action: np.ndarray):
+               parent_history: np.ndarray, parent_action: np.ndarray,
+               infostate_keys: Sequence[Sequence[str]] | None = None):
     self.observer = observer
     self.id = id_
     self.parent = parent
@@ -201,7 +251,8 @@ class PublicState:
     # carries the player's infostate in the parent and its own last action,
     # so terminal infostates have perfect recall whatever the game prints.
     terminal_recall = None
-    if self._current_player == TERMINAL and parent is not None:
+    if (self._current_player == TERMINAL and parent is not None and
+        observer.infostate_source == "string"):
       parent_infostates = parent._infostates  # pylint: disable=protected-access
       parent_index = parent.history_infostate
 
@@ -216,7 +267,8 @@ class PublicState:
     for p in range(2):
       seen: dict[str, int] = {}
       for i, h in enumerate(self.histories):
-        s = observer.infostate_string(h, p)
+        s = (observer.infostate_string(h, p) if infostate_keys is None
+             else infostate_keys[p][i])
         if terminal_recall is not None:
           s = terminal_recall(s, i, p)
         j = seen.get(s)
@@ -350,11 +402,32 @@ class PublicStateObserver:
     if source == "perfect_information" and not perfect_information:
       raise ValueError(f"{game} is not a perfect-information game")
     self.source = source
+    self.infostate_source = self._infostate_source(self.config.infostates)
     self._public_states: list[PublicState] = []
     self._root: PublicState | None = None
     # OpenSpiel's EFG games describe only the acting player's infoset; a
     # waiting player's string does not encode its own past moves.
     self._recall_keys = game_type.short_name == "efg_game"
+
+  def _infostate_source(self, requested: str) -> str:
+    """The infostate source `requested` (see ObserverConfig.infostates),
+    checked against what the game provides."""
+    if requested == "auto":
+      return infostate_source(self.game)
+    if requested not in INFOSTATE_SOURCES:
+      raise ValueError(f"unknown infostates {requested!r}; supported: 'auto', "
+                       f"{', '.join(map(repr, INFOSTATE_SOURCES))}")
+    game_type = self.game.get_type()
+    needs = {"string": game_type.provides_information_state_string,
+             "aoh": game_type.provides_observation_string,
+             "history": game_type.information ==
+                        pyspiel.GameType.Information.PERFECT_INFORMATION}
+    if not needs[requested]:
+      what = {"string": "does not provide information_state_string",
+              "aoh": "does not provide observation_string",
+              "history": "is not a perfect-information game"}[requested]
+      raise ValueError(f"infostates={requested!r}: {self.game} {what}")
+    return requested
 
   def infostate_string(self, state: pyspiel.State, player: int) -> str:
     """`player`'s information state at `state`.
@@ -363,8 +436,20 @@ class PublicStateObserver:
     identifies the acting player's infoset: there a waiting player's
     infostate is its own perfect-recall sequence of (infoset, action) pairs,
     and the acting player's is the game's own string (so OpenSpiel's
-    TabularPolicy finds it).
+    TabularPolicy finds it). In games without the string (`infostate_source`):
+    the history in perfect-information games, and otherwise the player's
+    action-observation history.
     """
+    if self.infostate_source == "history":
+      return _history_key(state)
+    if self.infostate_source == "aoh":
+      replay = self.game.new_initial_state()
+      key = _aoh_extend("", None, replay.observation_string(player))
+      for a in state.history():
+        own = a if replay.current_player() == player else None
+        replay.apply_action(a)
+        key = _aoh_extend(key, own, replay.observation_string(player))
+      return key
     if not self._recall_keys or (not state.is_terminal() and
                                  state.current_player() == player):
       return state.information_state_string(player)
@@ -393,7 +478,8 @@ class PublicStateObserver:
     return self._root
 
   def _new_public_state(self, parent, key, histories, chance_reach,
-                        parent_history, parent_action) -> PublicState:
+                        parent_history, parent_action,
+                        infostate_keys=None) -> PublicState:
     bound = self.config.max_histories_per_public_state
     if len(histories) > bound:
       raise ValueError(
@@ -403,7 +489,8 @@ class PublicStateObserver:
           "game is too large for exact public states (raise the bound via "
           "ObserverConfig if you have the memory)")
     ps = PublicState(self, len(self._public_states), parent, key, histories,
-                     chance_reach, parent_history, parent_action)
+                     chance_reach, parent_history, parent_action,
+                     infostate_keys)
     self._public_states.append(ps)
     return ps
 
@@ -427,7 +514,9 @@ class PublicStateObserver:
         reach.append(c * p)
         parent_history.append(i)
         parent_action.append(a)
-    labels = self._partition(children, parent_action)
+    keys = self._child_infostate_keys(ps, children, parent_history,
+                                      parent_action)
+    labels = self._partition(children, parent_action, keys)
     groups: dict[str, list[int]] = {}
     for k, label in enumerate(labels):
       groups.setdefault(label, []).append(k)
@@ -439,11 +528,31 @@ class PublicStateObserver:
       idx = np.asarray(members)
       result.append(self._new_public_state(
           ps, label, [children[k] for k in members], reach_arr[idx], ph[idx],
-          pa[idx]))
+          pa[idx], [[player_keys[k] for k in members] for player_keys in keys]))
     return result
 
-  def _partition(self, children: list[pyspiel.State],
-                 actions: list[int]) -> list[str]:
+  def _child_infostate_keys(self, ps: PublicState,
+                            children: list[pyspiel.State],
+                            parent_history: list[int],
+                            parent_action: list[int]) -> list[list[str]]:
+    """[2][children] each child history's infostate key per player; an
+    action-observation history extends its parent's by one step."""
+    if self.infostate_source != "aoh":
+      return [[self.infostate_string(h, p) for h in children]
+              for p in range(2)]
+    keys: list[list[str]] = [[], []]
+    for p in range(2):
+      parent_keys = ps.infostates(p)
+      parent_index = ps.history_infostate[p]
+      for h, k, a in zip(children, parent_history, parent_action):
+        own = ps.histories[k].current_player() == p
+        keys[p].append(_aoh_extend(parent_keys[parent_index[k]],
+                                   a if own else None,
+                                   h.observation_string(p)))
+    return keys
+
+  def _partition(self, children: list[pyspiel.State], actions: list[int],
+                 keys: list[list[str]]) -> list[str]:
     """A label per child history; equal labels share a public state."""
     if self.source == "perfect_information":
       return [str(a) for a in actions]
@@ -451,8 +560,7 @@ class PublicStateObserver:
       obs = self._public_observation
       return [obs.string_from(h, 0) for h in children]
     # Derived: common-knowledge components.
-    labels = common_knowledge_components(
-        [[self.infostate_string(h, p) for h in children] for p in range(2)])
+    labels = common_knowledge_components(keys)
     return [str(label) for label in labels]
 
   # --- Navigation ----------------------------------------------------------

@@ -11,6 +11,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 from open_spiel.python.algorithms import evaluate_bots as py_evaluate_bots
@@ -201,6 +202,57 @@ def test_bad_parameter_values_are_rejected():
       pyspiel.load_bot("sog", game, 0, {"alpha": alpha})
   with pytest.raises(ValueError, match="simulations must be >= 0"):
     pyspiel.load_bot("sog", game, 0, {"simulations": -1})
+  for limit in (-1.0, math.inf):
+    with pytest.raises(ValueError, match="time_limit must be a number of "
+                       "seconds >= 0"):
+      pyspiel.load_bot("sog", game, 0, {"time_limit": limit})
+
+
+@pytest.mark.parametrize("game_string,limit", [
+    ("leduc_poker", 0.4),  # first decision: the root search and its set-up
+    ("breakthrough(rows=5,columns=5)", 0.4),  # perfect information, no strings
+    ("goofspiel(num_cards=4,imp_info=True)", 0.4),  # simultaneous: 2 searches
+])
+def test_time_limit_is_honoured_and_used(game_string, limit):
+  """With a simulation cap out of reach, each decision stops by time: no
+  later than the limit plus 20% (and a little for a loaded machine), and
+  not much earlier either (the budget is used)."""
+  game = pyspiel.load_game(game_string)
+  bots = _sog_bots(game, {"simulations": 5_000, "time_limit": limit,
+                          "value_function": "rollout"})
+  state = game.new_initial_state()
+  rng = np.random.default_rng(0)
+  took = []
+  while not state.is_terminal() and len(took) < 4:
+    if state.is_chance_node():
+      actions, probs = zip(*state.chance_outcomes())
+      state.apply_action(int(rng.choice(actions, p=probs)))
+    elif state.is_simultaneous_node():
+      start = time.monotonic()
+      actions = [bot.step(state) for bot in bots]
+      took.append((time.monotonic() - start) / 2)
+      state.apply_actions(actions)
+    else:
+      start = time.monotonic()
+      action = bots[state.current_player()].step(state)
+      took.append(time.monotonic() - start)
+      state.apply_action(action)
+  assert len(took) >= 2
+  assert max(took) <= 1.2 * limit + 0.1, took
+  assert np.median(took) >= 0.5 * limit, took
+
+
+def test_simulations_cap_a_timed_search():
+  game = pyspiel.load_game("leduc_poker")
+  bot = pyspiel.load_bot("sog", game, 0, {
+      "simulations": 2, "time_limit": 30, "value_function": "rollout"})
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  start = time.monotonic()
+  bot.step(state)
+  assert time.monotonic() - start < 5
+  assert bot.resolver.last_result.updates <= 3
 
 
 @pytest.mark.parametrize("game_string,message", [

@@ -43,6 +43,7 @@ import collections.abc
 import dataclasses
 import itertools
 import math
+import time
 from typing import Sequence
 
 import numpy as np
@@ -945,13 +946,35 @@ class GTCFR:
 
   # --- Results ---------------------------------------------------------------
 
-  def run(self) -> SearchResult:
+  def run(self, deadline: float | None = None) -> SearchResult:
+    """Runs the search's phases and returns its result.
+
+    Args:
+      deadline: a `time.monotonic()` time to be done by, or None. The search
+        then stops early (after at least one regret update) when the next
+        phase and the final evaluation, each timed as the latest one, would
+        pass it; `simulations` stays the cap.
+    """
     cfg = self.config
+    expanded = False
+    last_phase = last_update = 0.0
     for _ in range(cfg.phases):
+      start = time.monotonic()
       self.run_updates(cfg.updates_per_phase)
+      updated = time.monotonic()
+      last_update = (updated - start) / cfg.updates_per_phase
+      expanded = False
+      if deadline is not None and (
+          updated + last_phase + last_update > deadline):
+        break
       if cfg.simulations_per_phase:
         self.run_expansions(cfg.simulations_per_phase)
-    if cfg.simulations_per_phase:
+        expanded = True
+      last_phase = time.monotonic() - start
+      if deadline is not None and (
+          time.monotonic() + last_phase + last_update > deadline):
+        break
+    if expanded:
       # The last expansions are only useful once CFR has seen them.
       self.run_updates(cfg.updates_per_phase)
     return self.result()

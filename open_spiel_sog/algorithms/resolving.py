@@ -81,8 +81,10 @@ class Resolver:
       node = node.parent
     return None
 
-  def search(self, ps: PublicState) -> gt_cfr.SearchResult:
-    """Re-solves at `ps` (a decision public state) and keeps the summaries."""
+  def search(self, ps: PublicState,
+             deadline: float | None = None) -> gt_cfr.SearchResult:
+    """Re-solves at `ps` (a decision public state) and keeps the summaries;
+    `deadline` (a `time.monotonic()` time) stops the search early."""
     if ps.observer is not self.observer:
       raise ValueError("the public state belongs to another observer")
     if not ps.is_player_node():
@@ -115,7 +117,7 @@ class Resolver:
     branch.reverse()
     result = gt_cfr.GTCFR(start, self.value_fn, self.config.search,
                           ranges=ranges, gadget=gadget, branch=branch,
-                          rng=self.rng, value_players=(o,)).run()
+                          rng=self.rng, value_players=(o,)).run(deadline)
     self.summaries = result.summaries
     self.last_result = result
     return result

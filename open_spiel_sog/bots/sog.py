@@ -19,7 +19,7 @@ see that move until the round resolves, which is the same game.
 Parameters (all optional; see `SoGConfig` for the meaning of each):
   simulations, expansions_per_update, top_k, value_function, alpha, seed,
   c_puct, alternating, search_opponent_nodes, exact_tolerance,
-  exact_max_iterations, rollouts, checkpoint.
+  exact_max_iterations, rollouts, checkpoint, time_limit.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+import time
 from typing import Any, Mapping
 
 import numpy as np
@@ -68,6 +69,9 @@ class SoGConfig:
     rollouts: rollouts per history of the rollout value function.
     checkpoint: path of a CVPN checkpoint (implies value_function "cvpn"
       when value_function is "auto").
+    time_limit: seconds per decision (0: off). Each search, the first
+      decision's set-up included, stops when its next phase would pass it;
+      `simulations` stays the cap.
   """
   simulations: int = 100
   expansions_per_update: float = 1.0
@@ -82,6 +86,7 @@ class SoGConfig:
   exact_max_iterations: int = 10_000
   rollouts: int = 8
   checkpoint: str = ""
+  time_limit: float = 0.0
 
   @classmethod
   def from_params(cls, params: Mapping[str, Any] | None) -> "SoGConfig":
@@ -120,6 +125,9 @@ class SoGConfig:
     if not 0 < self.exact_tolerance < 1:
       raise ValueError("sog: exact_tolerance must be in (0, 1) (a fraction "
                        f"of the utility range), got {self.exact_tolerance}")
+    if not (self.time_limit >= 0 and math.isfinite(self.time_limit)):
+      raise ValueError("sog: time_limit must be a number of seconds >= 0 "
+                       f"(0: no limit), got {self.time_limit}")
     for name in ("exact_max_iterations", "rollouts"):
       if getattr(self, name) < 1:
         raise ValueError(f"sog: {name} must be >= 1, got "
@@ -238,9 +246,10 @@ class SoGBot(pyspiel.Bot):
     if (not self.config.search_opponent_nodes or player_id == self._player
         or player_id < 0 or state.is_terminal()):
       return
+    deadline = self._deadline()
     ps, _ = self._locate(state, player_id)
     if ps.is_player_node():
-      self.resolver.search(ps)
+      self.resolver.search(ps, deadline)
 
   def inform_actions(self, state, actions):
     del state, actions  # the next step replays the history
@@ -276,7 +285,14 @@ class SoGBot(pyspiel.Bot):
       state = self._turn_based_state(state, player)
     return self.observer.public_state_of(state)
 
+  def _deadline(self, fraction: float = 1.0) -> float | None:
+    """The `time.monotonic()` time a search started now must end by."""
+    if not self.config.time_limit:
+      return None
+    return time.monotonic() + fraction * self.config.time_limit
+
   def _policy(self, state) -> dict[int, float]:
+    deadline = self._deadline()
     if state.is_terminal():
       raise ValueError("sog: step called on a terminal state")
     if not state.is_simultaneous_node() and (
@@ -286,9 +302,9 @@ class SoGBot(pyspiel.Bot):
     if self._simultaneous and self._player == 1 and (
         self.config.search_opponent_nodes):
       ps0, _ = self._locate(state, 0)
-      self.resolver.search(ps0)
+      self.resolver.search(ps0, self._deadline(0.5))
     ps, h = self._locate(state, self._player)
-    result = self.resolver.search(ps)
+    result = self.resolver.search(ps, deadline)
     j = int(ps.history_infostate[self._player][h])
     policy = result.policy(ps)[j]
     legal = (state.legal_actions(self._player) if state.is_simultaneous_node()

@@ -50,6 +50,29 @@ def test_benchmark_reports_ratio_and_both_exploitabilities():
   assert summary["openspiel_exploitability"] < 5e-3
 
 
+def test_game_coverage_records_plays_and_refusals():
+  result = _run("benchmarks/game_coverage.py",
+                "--games=breakthrough(rows=4,columns=3);kuhn_poker(players=3);"
+                "tic_tac_toe", "--time_limit=0.05", "--simulations=20",
+                "--max_moves=4", "--random_games=2", "--json")
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  rows = {row["game"]: row for row in summary["rows"]}
+  assert summary["games"] == 3
+  breakthrough = rows["breakthrough(rows=4,columns=3)"]
+  assert breakthrough["status"] == "plays"
+  assert breakthrough["moves"] == 4 and breakthrough["stopped_at_cap"]
+  assert breakthrough["vs_random_games"] == 2
+  assert 0 < breakthrough["decision_max"] < 1.0
+  # Refused with a one-line reason.
+  refused = rows["kuhn_poker(players=3)"]
+  assert refused["status"] == "error"
+  assert refused["error"].startswith("ValueError: ")
+  assert "two-player" in refused["error"]
+  assert rows["tic_tac_toe"]["status"] == "plays"
+  assert "| breakthrough(rows=4,columns=3) | plays |" in result.stdout
+
+
 def test_sog_demo_scores_agents_and_plays_duplicate_head_to_head():
   # Imported here: the other tests of this file only run subprocesses.
   # pylint: disable-next=g-import-not-at-top

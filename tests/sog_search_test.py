@@ -1,6 +1,8 @@
 """GT-CFR, value functions, the re-solving gadget and SoG's exploitability,
 judged by OpenSpiel (exploitability, best responses, policy values)."""
 
+import itertools
+
 import numpy as np
 import pyspiel
 import pytest
@@ -94,6 +96,36 @@ def test_rollout_value_function_is_zero_sum_and_cached():
   (b,) = vf.evaluate([value_functions.Query(ps, ranges)])
   np.testing.assert_array_equal(a.values[0], b.values[0])
   assert a.values[0] @ ranges[0] == pytest.approx(-(a.values[1] @ ranges[1]))
+
+
+def test_rollout_packed_values_are_the_per_query_ones():
+  """GT-CFR's batched path gives each query exactly what `evaluate` gives
+  it (the same rollouts: same seed, same order)."""
+  game = pyspiel.load_game("leduc_poker")
+  observer = PublicStateObserver(game)
+  public_states = [ps for ps in itertools.islice(observer.walk(), 200)
+                   if not ps.is_terminal()][:60]
+  rng = np.random.default_rng(0)
+  ranges = tuple(np.concatenate([rng.random(ps.num_infostates(p))
+                                 for ps in public_states]) for p in range(2))
+  packed = value_functions.PackedQueries(public_states, ranges, key="leaves")
+  batched = value_functions.RolloutValueFunction(game, num_rollouts=2, seed=3)
+  single = value_functions.RolloutValueFunction(game, num_rollouts=2, seed=3)
+  values, policies = batched.evaluate_packed(packed)
+  evaluations = single.evaluate(packed.queries())
+  for p in range(2):
+    np.testing.assert_array_equal(
+        values[p], np.concatenate([e.values[p] for e in evaluations]))
+  for policy, evaluation in zip(policies, evaluations):
+    if evaluation.policy is None:
+      assert policy is None
+    else:
+      np.testing.assert_array_equal(policy, evaluation.policy)
+  assert any(policy is None for policy in policies)  # chance nodes included
+  # The cached arrays are reused, and the ranges still count.
+  again, _ = batched.evaluate_packed(value_functions.PackedQueries(
+      public_states, (ranges[0] * 2, ranges[1]), key="leaves"))
+  np.testing.assert_allclose(again[1], 2 * values[1])
 
 
 def test_normalisation_round_trip():

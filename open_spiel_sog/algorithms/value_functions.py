@@ -431,6 +431,11 @@ class RolloutValueFunction(ValueFunction):
     self.num_actions = game.num_distinct_actions()
     self._rng = np.random.default_rng(seed)
     self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    self._policies: dict[int, np.ndarray | None] = {}
+    self._local: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    self._packed_cache: dict = {}
+
+  _MAX_PACKED_CACHE = 256
 
   def _rollout(self, state: pyspiel.State) -> float:
     state = state.clone()
@@ -464,6 +469,15 @@ class RolloutValueFunction(ValueFunction):
     self._cache[ps.id] = cached
     return cached
 
+  def _policy(self, ps: PublicState) -> np.ndarray | None:
+    """The uniform prior at `ps` (one array per public state, shared)."""
+    if ps.id not in self._policies:
+      policy = uniform_policy(ps, self.num_actions)
+      if policy is not None:
+        policy.setflags(write=False)
+      self._policies[ps.id] = policy
+    return self._policies[ps.id]
+
   def evaluate(self, queries: Sequence[Query]) -> list[Evaluation]:
     out = []
     for q in queries:
@@ -471,9 +485,53 @@ class RolloutValueFunction(ValueFunction):
       index, weighted_u0 = self._history_values(ps)
       values = history_values_to_counterfactual(ps, q.ranges, weighted_u0,
                                                 index)
-      out.append(Evaluation(values=values,
-                            policy=uniform_policy(ps, self.num_actions)))
+      out.append(Evaluation(values=values, policy=self._policy(ps)))
     return out
+
+  def _local_arrays(self, ps: PublicState):
+    """Per sampled history of `ps`: its infostate per player, and chance
+    reach times mean u0 (cached per public state)."""
+    cached = self._local.get(ps.id)
+    if cached is None:
+      index, weighted_u0 = self._history_values(ps)
+      cached = (ps.history_infostate[0][index], ps.history_infostate[1][index],
+                ps.chance_reach[index] * weighted_u0)
+      self._local[ps.id] = cached
+    return cached
+
+  def _packed_arrays(self, packed: PackedQueries):
+    """Per history of every query: its entry in the packed v0 and v1, and
+    chance reach times mean u0; the priors. Cached under `packed.key`."""
+    key = packed.key
+    cached = self._packed_cache.get(key) if key is not None else None
+    if cached is not None:
+      return cached
+    local = [self._local_arrays(ps) for ps in packed.public_states]
+    counts = np.asarray([len(w) for _, _, w in local], dtype=np.int64)
+    entries = []
+    for p in range(2):
+      offsets = np.concatenate([[0], np.cumsum(packed.sizes[p])])
+      inf = (np.concatenate([arrays[p] for arrays in local]) if local
+             else np.zeros(0, dtype=np.int64))
+      entries.append(inf + np.repeat(offsets[:-1], counts))
+      entries.append(int(offsets[-1]))
+    weight = (np.concatenate([w for _, _, w in local]) if local
+              else np.zeros(0))
+    cached = (entries[0], entries[2], weight, (entries[1], entries[3]),
+              [self._policy(ps) for ps in packed.public_states])
+    if key is not None:
+      if len(self._packed_cache) >= self._MAX_PACKED_CACHE:
+        self._packed_cache.clear()
+      self._packed_cache[key] = cached
+    return cached
+
+  def evaluate_packed(self, packed: PackedQueries):
+    """`evaluate`'s values for all queries in two weighted sums."""
+    e0, e1, weight, (n0, n1), policies = self._packed_arrays(packed)
+    r0, r1 = packed.ranges
+    v0 = np.bincount(e0, weights=weight * r1[e1], minlength=n0)
+    v1 = -np.bincount(e1, weights=weight * r0[e0], minlength=n1)
+    return (v0, v1), list(policies)
 
 
 VALUE_FUNCTIONS = ("exact", "rollout")

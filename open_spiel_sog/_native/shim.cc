@@ -15,6 +15,10 @@
 // open_spiel_sog._native._shim: registers Python bot factories in OpenSpiel's
 // C++ bot registry (open_spiel::BotRegisterer, which lives in pyspiel.so).
 //
+// It also plays the rollout value function's uniform-random games in C++
+// (`random_rollouts`; value_functions.py falls back to the same generator in
+// Python without the shim).
+//
 // After `register_bot(name, factory, can_play)`, pyspiel.load_bot(name, ...),
 // pyspiel.registered_bots() and pyspiel.bots_that_can_play_game(...) see the
 // bot exactly like a bot registered in C++.
@@ -39,6 +43,7 @@
 //    pybind11::error_already_set through OpenSpiel's C++ code back to the
 //    Python caller with their original type.
 
+#include <cstdint>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -208,6 +213,58 @@ std::vector<std::string> RegisteredHere() {
   return {NamesRegisteredHere().begin(), NamesRegisteredHere().end()};
 }
 
+// SplitMix64 (Steele, Lea and Flood 2014): the random numbers of the rollout
+// value function. value_functions.py has the same generator in Python, so
+// rollouts give the same results with and without this shim.
+uint64_t SplitMix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// Mean return of player 0 over `num_rollouts` games played from `state` to
+// the end with uniformly random legal actions, chance outcomes sampled from
+// their distribution (u in [0, 1) against the running sum of probabilities,
+// in the order ChanceOutcomes lists them). Returns the mean and the
+// generator's next state.
+std::pair<double, uint64_t> RandomRollouts(const open_spiel::State& state,
+                                           int num_rollouts, uint64_t rng) {
+  if (num_rollouts < 1) {
+    ThrowPython(PyExc_ValueError, "num_rollouts must be >= 1");
+  }
+  double total = 0.0;
+  for (int k = 0; k < num_rollouts; ++k) {
+    std::unique_ptr<open_spiel::State> s = state.Clone();
+    while (!s->IsTerminal()) {
+      if (s->IsChanceNode()) {
+        open_spiel::ActionsAndProbs outcomes = s->ChanceOutcomes();
+        double u = static_cast<double>(SplitMix64(rng) >> 11) * 0x1.0p-53;
+        double cumulative = 0.0;
+        open_spiel::Action chosen = outcomes.back().first;
+        for (const auto& [action, probability] : outcomes) {
+          cumulative += probability;
+          if (u < cumulative) {
+            chosen = action;
+            break;
+          }
+        }
+        s->ApplyAction(chosen);
+      } else {
+        std::vector<open_spiel::Action> legal = s->LegalActions();
+        if (legal.empty()) {
+          ThrowPython(PyExc_ValueError,
+                      "a non-terminal state has no legal actions: " +
+                          s->ToString());
+        }
+        s->ApplyAction(legal[SplitMix64(rng) % legal.size()]);
+      }
+    }
+    total += s->Returns()[0];
+  }
+  return {total / num_rollouts, rng};
+}
+
 // Checks that this module shares pybind11's type registry with pyspiel (same
 // internals ABI), without which no Game or Bot could cross the boundary.
 void SelfCheck() {
@@ -238,7 +295,9 @@ PYBIND11_MODULE(_shim, m) {
   // Bot, Game, GameParameter... are registered by pyspiel; make sure it is
   // initialised before any of them is converted.
   py::module_::import("pyspiel");
-  m.doc() = "Registers Python bot factories in OpenSpiel's C++ bot registry.";
+  m.doc() =
+      "Registers Python bot factories in OpenSpiel's C++ bot registry; plays "
+      "random rollouts.";
   m.def("register_bot", &open_spiel_sog::RegisterBot, py::arg("name"),
         py::arg("factory"), py::arg("can_play") = py::none(),
         py::arg("replace") = false,
@@ -248,6 +307,10 @@ PYBIND11_MODULE(_shim, m) {
         "was registered by this module and replace=True.");
   m.def("registered_here", &open_spiel_sog::RegisteredHere,
         "Names registered through this module, sorted.");
+  m.def("random_rollouts", &open_spiel_sog::RandomRollouts, py::arg("state"),
+        py::arg("num_rollouts"), py::arg("rng_state"),
+        "(mean return of player 0 over num_rollouts uniform-random games "
+        "from state, next SplitMix64 state).");
   m.def("self_check", &open_spiel_sog::SelfCheck,
         "Raises ImportError if the shim cannot exchange objects with pyspiel.");
 }

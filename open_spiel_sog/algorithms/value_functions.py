@@ -407,6 +407,70 @@ def _key(ps: PublicState) -> tuple:
 # --- Rollout ----------------------------------------------------------------
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def _splitmix64(state: int) -> tuple[int, int]:
+  """(next SplitMix64 output, next state): the generator of the shim's
+  `random_rollouts` (open_spiel_sog/_native/shim.cc), in Python."""
+  state = (state + 0x9E3779B97F4A7C15) & _MASK64
+  z = state
+  z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+  z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+  return z ^ (z >> 31), state
+
+
+def python_random_rollouts(state: pyspiel.State, num_rollouts: int,
+                           rng_state: int) -> tuple[float, int]:
+  """`random_rollouts` in Python (the same games, number for number)."""
+  total = 0.0
+  for _ in range(num_rollouts):
+    s = state.clone()
+    while not s.is_terminal():
+      if s.is_chance_node():
+        z, rng_state = _splitmix64(rng_state)
+        u = (z >> 11) * 2.0**-53
+        outcomes = s.chance_outcomes()
+        chosen = outcomes[-1][0]
+        cumulative = 0.0
+        for action, probability in outcomes:
+          cumulative += probability
+          if u < cumulative:
+            chosen = action
+            break
+        s.apply_action(chosen)
+      else:
+        legal = s.legal_actions()
+        if not legal:
+          raise ValueError("a non-terminal state has no legal actions: "
+                           f"{s}")
+        z, rng_state = _splitmix64(rng_state)
+        s.apply_action(legal[z % len(legal)])
+    total += s.returns()[0]
+  return total / num_rollouts, rng_state
+
+
+_native_rollouts = None  # the shim's random_rollouts, once looked up
+
+
+def random_rollouts(state: pyspiel.State, num_rollouts: int,
+                    rng_state: int) -> tuple[float, int]:
+  """(player 0's mean return over `num_rollouts` games played from `state`
+  with uniformly random actions and sampled chance, the generator's next
+  state). In C++ (the shim) for C++ games, in Python otherwise; both give
+  the same numbers."""
+  global _native_rollouts
+  if _native_rollouts is None:
+    from open_spiel_sog import _native  # pylint: disable=g-import-not-at-top
+    shim, _ = _native.load_shim()
+    _native_rollouts = getattr(shim, "random_rollouts", False)
+  module = type(state).__module__
+  if _native_rollouts and (module == "pyspiel" or
+                           module.startswith("pyspiel.")):
+    return _native_rollouts(state, num_rollouts, rng_state)
+  return python_random_rollouts(state, num_rollouts, rng_state)
+
+
 class RolloutValueFunction(ValueFunction):
   """Monte Carlo values of uniform-random play, combined with the ranges.
 
@@ -430,6 +494,7 @@ class RolloutValueFunction(ValueFunction):
     self.max_histories = max_histories
     self.num_actions = game.num_distinct_actions()
     self._rng = np.random.default_rng(seed)
+    self._rollout_rng = int(seed) & _MASK64
     self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     self._policies: dict[int, np.ndarray | None] = {}
     self._local: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -437,17 +502,11 @@ class RolloutValueFunction(ValueFunction):
 
   _MAX_PACKED_CACHE = 256
 
-  def _rollout(self, state: pyspiel.State) -> float:
-    state = state.clone()
-    rng = self._rng
-    while not state.is_terminal():
-      if state.is_chance_node():
-        actions, probs = zip(*state.chance_outcomes())
-        state.apply_action(int(rng.choice(actions, p=probs)))
-      else:
-        legal = state.legal_actions()
-        state.apply_action(int(legal[rng.integers(len(legal))]))
-    return state.returns()[0]
+  def _mean_return(self, state: pyspiel.State) -> float:
+    """Player 0's mean return over `num_rollouts` random games from `state`."""
+    mean, self._rollout_rng = random_rollouts(state, self.num_rollouts,
+                                              self._rollout_rng)
+    return mean
 
   def _history_values(self, ps: PublicState):
     """(histories indices [K], weights [K], mean u0 [K])."""
@@ -462,9 +521,7 @@ class RolloutValueFunction(ValueFunction):
       index = np.sort(self._rng.choice(n, size=self.max_histories,
                                        replace=False))
       weight = np.full(len(index), n / self.max_histories)
-    u0 = np.asarray([
-        np.mean([self._rollout(ps.histories[i])
-                 for _ in range(self.num_rollouts)]) for i in index])
+    u0 = np.asarray([self._mean_return(ps.histories[i]) for i in index])
     cached = (index, weight * u0)
     self._cache[ps.id] = cached
     return cached

@@ -73,6 +73,21 @@ def test_game_coverage_records_plays_and_refusals():
   assert "| breakthrough(rows=4,columns=3) | plays |" in result.stdout
 
 
+def test_simulation_cost_times_both_searches_side_by_side():
+  result = _run("benchmarks/simulation_cost.py", "--games=connect_four",
+                "--simulations=5", "--positions=2", "--repeats=1", "--json")
+  assert result.returncode == 0, result.stderr
+  row = json.loads(result.stdout.strip().splitlines()[-1])["rows"][0]
+  assert row["decisions"] == 2
+  assert row["sog_seconds"] > 0 and row["mcts_seconds"] > 0
+  assert row["ratio"] == pytest.approx(row["sog_seconds"] /
+                                       row["mcts_seconds"])
+  refused = _run("benchmarks/simulation_cost.py", "--games=kuhn_poker")
+  assert refused.returncode == 2
+  assert "not a perfect-information game" in refused.stderr
+  assert "Traceback" not in refused.stderr
+
+
 def test_sog_demo_scores_agents_and_plays_duplicate_head_to_head():
   # Imported here: the other tests of this file only run subprocesses.
   # pylint: disable-next=g-import-not-at-top

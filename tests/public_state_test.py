@@ -1,6 +1,7 @@
 """Public states judged by OpenSpiel's own enumeration of the game."""
 
 import random
+import time
 
 import numpy as np
 import pyspiel
@@ -260,6 +261,21 @@ def test_size_bounds_raise_instead_of_hanging():
     observer = PublicStateObserver(
         "leduc_poker", ObserverConfig(max_histories_per_public_state=10))
     observer.full_tree()
+
+
+def test_an_expansion_too_large_for_memory_is_refused_before_it_is_built():
+  # gin_rummy deals ten cards each, one at a time, into one public state:
+  # 52 * 51 * 50 * 49 histories four cards in. Unbounded, that expansion
+  # took over 20 GB and the kernel killed the process.
+  observer = PublicStateObserver("gin_rummy",
+                                 ObserverConfig(max_children=20_000))
+  start = time.monotonic()
+  with pytest.raises(ValueError, match="more than max_children=20000 child "
+                     "histories"):
+    for _ in observer.walk():
+      pass
+  assert time.monotonic() - start < 30
+  assert max(len(ps.histories) for ps in observer.public_states) <= 20_000
 
 
 def test_unknown_source_is_rejected():

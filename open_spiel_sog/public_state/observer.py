@@ -41,6 +41,7 @@ SOURCES = ("native", "perfect_information", "derived")
 # Default bounds; both can be raised through the observer's constructor.
 DEFAULT_MAX_HISTORIES = 200_000
 DEFAULT_MAX_PUBLIC_STATES = 200_000
+DEFAULT_MAX_CHILDREN = 1_000_000
 
 
 class PublicTreeTooLarge(ValueError):
@@ -59,6 +60,10 @@ class ObserverConfig:
       this raises `ValueError` (the game is too large for exact public states).
     max_public_states: `full_tree()` raises `ValueError` past this many public
       states.
+    max_children: expanding one public state into more child histories
+      than this (over all its children) raises `ValueError` before they are
+      all built: it bounds the memory of one expansion (gin_rummy's deal
+      would otherwise take over 20 GB).
     infostates: how infostates are identified: "auto" (`infostate_source`)
       or one of `INFOSTATE_SOURCES` to force one ("aoh" on a game that also
       has infostate strings is how tests check the two agree).
@@ -67,6 +72,7 @@ class ObserverConfig:
   infostates: str = "auto"
   max_histories_per_public_state: int = DEFAULT_MAX_HISTORIES
   max_public_states: int = DEFAULT_MAX_PUBLIC_STATES
+  max_children: int = DEFAULT_MAX_CHILDREN
 
 
 def validate_game(game: pyspiel.Game) -> None:
@@ -507,6 +513,13 @@ class PublicStateObserver:
       else:
         outcomes = [(a, 1.0) for a in h.legal_actions()]
       c = ps.chance_reach[i]
+      if len(children) + len(outcomes) > self.config.max_children:
+        raise ValueError(
+            f"{self.game}: the public state at depth {ps.depth} has more "
+            f"than max_children={self.config.max_children} child histories "
+            f"(its {len(ps.histories)} histories times their actions); the "
+            "game is too large for exact public states (raise the bound via "
+            "ObserverConfig if you have the memory)")
       for a, p in outcomes:
         if p <= 0.0:
           continue

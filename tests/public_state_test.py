@@ -1,6 +1,7 @@
 """Public states judged by OpenSpiel's own enumeration of the game."""
 
 import random
+import re
 import time
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from open_spiel.python.algorithms import get_all_states
 
 from open_spiel_sog.public_state import ObserverConfig
+from open_spiel_sog.public_state import observer as observer_lib
 from open_spiel_sog.public_state import PublicFeatures
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import SlotTable
@@ -276,6 +278,21 @@ def test_an_expansion_too_large_for_memory_is_refused_before_it_is_built():
       pass
   assert time.monotonic() - start < 30
   assert max(len(ps.histories) for ps in observer.public_states) <= 20_000
+
+
+def test_an_expansion_past_the_memory_budget_is_refused():
+  # A gin_rummy history takes about 50 KB: 300 MB more is reached while
+  # dealing the third card, long before the count bounds would stop it.
+  rss = observer_lib.resident_memory()
+  assert rss is not None  # Linux
+  observer = PublicStateObserver(
+      "gin_rummy", ObserverConfig(max_memory_bytes=rss + 300 * 2**20))
+  with pytest.raises(ValueError, match=r"past \d+\.\d GiB of memory") as e:
+    for _ in observer.walk():
+      pass
+  # Stopped part way through the expansion (52 * 51 * 50 children in all).
+  built = int(re.search(r"(\d+) children built", str(e.value)).group(1))
+  assert built < 52 * 51 * 50
 
 
 def test_unknown_source_is_rejected():

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
@@ -42,6 +43,23 @@ SOURCES = ("native", "perfect_information", "derived")
 DEFAULT_MAX_HISTORIES = 200_000
 DEFAULT_MAX_PUBLIC_STATES = 200_000
 DEFAULT_MAX_CHILDREN = 1_000_000
+
+
+def resident_memory() -> int | None:
+  """This process's resident memory in bytes (Linux), or None."""
+  try:
+    with open("/proc/self/statm", encoding="ascii") as f:
+      return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+  except (OSError, ValueError, IndexError):
+    return None
+
+
+def physical_memory() -> int | None:
+  """The machine's physical memory in bytes, or None."""
+  try:
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+  except (OSError, ValueError, AttributeError):
+    return None
 
 
 class PublicTreeTooLarge(ValueError):
@@ -64,6 +82,10 @@ class ObserverConfig:
       than this (over all its children) raises `ValueError` before they are
       all built: it bounds the memory of one expansion (gin_rummy's deal
       would otherwise take over 20 GB).
+    max_memory_bytes: an expansion that takes the process's resident memory
+      past this raises `ValueError` (checked every few thousand histories;
+      0: half the machine's physical memory). Histories can be large (a
+      gin_rummy state takes about 50 KB), so counts alone do not bound memory.
     infostates: how infostates are identified: "auto" (`infostate_source`)
       or one of `INFOSTATE_SOURCES` to force one ("aoh" on a game that also
       has infostate strings is how tests check the two agree).
@@ -73,6 +95,7 @@ class ObserverConfig:
   max_histories_per_public_state: int = DEFAULT_MAX_HISTORIES
   max_public_states: int = DEFAULT_MAX_PUBLIC_STATES
   max_children: int = DEFAULT_MAX_CHILDREN
+  max_memory_bytes: int = 0
 
 
 def validate_game(game: pyspiel.Game) -> None:
@@ -409,6 +432,11 @@ class PublicStateObserver:
       raise ValueError(f"{game} is not a perfect-information game")
     self.source = source
     self.infostate_source = self._infostate_source(self.config.infostates)
+    budget = self.config.max_memory_bytes
+    if not budget:
+      physical = physical_memory()
+      budget = physical // 2 if physical else 0
+    self._memory_budget = budget or None
     self._public_states: list[PublicState] = []
     self._root: PublicState | None = None
     # OpenSpiel's EFG games describe only the acting player's infoset; a
@@ -513,6 +541,8 @@ class PublicStateObserver:
       else:
         outcomes = [(a, 1.0) for a in h.legal_actions()]
       c = ps.chance_reach[i]
+      if i % 1024 == 1023:
+        self._check_memory(ps, len(children))
       if len(children) + len(outcomes) > self.config.max_children:
         raise ValueError(
             f"{self.game}: the public state at depth {ps.depth} has more "
@@ -527,6 +557,7 @@ class PublicStateObserver:
         reach.append(c * p)
         parent_history.append(i)
         parent_action.append(a)
+    self._check_memory(ps, len(children))
     keys = self._child_infostate_keys(ps, children, parent_history,
                                       parent_action)
     labels = self._partition(children, parent_action, keys)
@@ -543,6 +574,19 @@ class PublicStateObserver:
           ps, label, [children[k] for k in members], reach_arr[idx], ph[idx],
           pa[idx], [[player_keys[k] for k in members] for player_keys in keys]))
     return result
+
+  def _check_memory(self, ps: PublicState, built: int) -> None:
+    """Raises ValueError when the process holds more memory than allowed."""
+    if self._memory_budget is None:
+      return
+    rss = resident_memory()
+    if rss is not None and rss > self._memory_budget:
+      raise ValueError(
+          f"{self.game}: expanding the public state at depth {ps.depth} "
+          f"({len(ps.histories)} histories; {built} children built) took "
+          f"this process past {self._memory_budget / 2**30:.1f} GiB of "
+          "memory; the game is too large for exact public states (raise "
+          "ObserverConfig.max_memory_bytes if you have the memory)")
 
   def _child_infostate_keys(self, ps: PublicState,
                             children: list[pyspiel.State],

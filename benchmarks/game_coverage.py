@@ -153,7 +153,7 @@ def worker(game_string: str) -> dict:
     took = time.monotonic() - start
   except Exception as e:  # pylint: disable=broad-except
     row["status"] = "error"
-    row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
+    row["error"] = f"{type(e).__name__}: {' '.join(str(e).split())[:400]}"
     row["seconds"] = round(time.monotonic() - start, 2)
     return row
   row.update(status="plays", moves=moves, stopped_at_cap=stopped,

@@ -7,6 +7,7 @@ import collections
 import numpy as np
 import pyspiel
 import pytest
+from open_spiel.python.algorithms import get_all_states
 from open_spiel.python.algorithms import minimax
 
 import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
@@ -47,20 +48,14 @@ def test_action_observation_history_matches_openspiel_at_every_decision():
   game = pyspiel.load_game("leduc_poker")
   aoh = PublicStateObserver(game, ObserverConfig(infostates="aoh"))
   forward, backward = collections.defaultdict(set), collections.defaultdict(set)
-  stack = [game.new_initial_state()]
-  while stack:
-    state = stack.pop()
-    if state.is_terminal():
-      continue
-    if state.is_chance_node():
-      stack.extend(state.child(a) for a, _ in state.chance_outcomes())
-      continue
+  decisions = get_all_states.get_all_states(
+      game, include_terminals=False, include_chance_states=False)
+  for state in decisions.values():
     for p in range(2):
-      ours, theirs = aoh.infostate_string(state, p), \
-          state.information_state_string(p)
+      ours = aoh.infostate_string(state, p)
+      theirs = state.information_state_string(p)
       forward[theirs].add(ours)
       backward[ours].add(theirs)
-    stack.extend(state.child(a) for a in state.legal_actions())
   assert len(forward) > 900  # both players' infostates of Leduc
   assert all(len(v) == 1 for v in forward.values())
   assert all(len(v) == 1 for v in backward.values())

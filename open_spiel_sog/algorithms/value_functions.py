@@ -495,9 +495,8 @@ class RolloutValueFunction(ValueFunction):
     self.num_actions = game.num_distinct_actions()
     self._rng = np.random.default_rng(seed)
     self._rollout_rng = int(seed) & _MASK64
-    self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    self._cache: dict[int, tuple[np.ndarray, ...]] = {}
     self._policies: dict[int, np.ndarray | None] = {}
-    self._local: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     self._packed_cache: dict = {}
 
   _MAX_PACKED_CACHE = 256
@@ -509,7 +508,9 @@ class RolloutValueFunction(ValueFunction):
     return mean
 
   def _history_values(self, ps: PublicState):
-    """(histories indices [K], weights [K], mean u0 [K])."""
+    """Per sampled history of `ps` (cached per public state): (its index
+    [K], weight times mean u0 [K], its infostate per player [K] and [K],
+    chance reach times weight times mean u0 [K])."""
     cached = self._cache.get(ps.id)
     if cached is not None:
       return cached
@@ -522,7 +523,10 @@ class RolloutValueFunction(ValueFunction):
                                        replace=False))
       weight = np.full(len(index), n / self.max_histories)
     u0 = np.asarray([self._mean_return(ps.histories[i]) for i in index])
-    cached = (index, weight * u0)
+    weighted_u0 = weight * u0
+    cached = (index, weighted_u0, ps.history_infostate[0][index],
+              ps.history_infostate[1][index],
+              ps.chance_reach[index] * weighted_u0)
     self._cache[ps.id] = cached
     return cached
 
@@ -539,22 +543,11 @@ class RolloutValueFunction(ValueFunction):
     out = []
     for q in queries:
       ps = q.public_state
-      index, weighted_u0 = self._history_values(ps)
+      index, weighted_u0 = self._history_values(ps)[:2]
       values = history_values_to_counterfactual(ps, q.ranges, weighted_u0,
                                                 index)
       out.append(Evaluation(values=values, policy=self._policy(ps)))
     return out
-
-  def _local_arrays(self, ps: PublicState):
-    """Per sampled history of `ps`: its infostate per player, and chance
-    reach times mean u0 (cached per public state)."""
-    cached = self._local.get(ps.id)
-    if cached is None:
-      index, weighted_u0 = self._history_values(ps)
-      cached = (ps.history_infostate[0][index], ps.history_infostate[1][index],
-                ps.chance_reach[index] * weighted_u0)
-      self._local[ps.id] = cached
-    return cached
 
   def _packed_arrays(self, packed: PackedQueries):
     """Per history of every query: its entry in the packed v0 and v1, and
@@ -563,7 +556,7 @@ class RolloutValueFunction(ValueFunction):
     cached = self._packed_cache.get(key) if key is not None else None
     if cached is not None:
       return cached
-    local = [self._local_arrays(ps) for ps in packed.public_states]
+    local = [self._history_values(ps)[2:] for ps in packed.public_states]
     counts = np.asarray([len(w) for _, _, w in local], dtype=np.int64)
     entries = []
     for p in range(2):

@@ -132,6 +132,21 @@ INFOSTATE_SOURCES = ("string", "history", "aoh")
 _MAX_AOH_CHARS = 512
 
 
+def _infostate_sources(game: pyspiel.Game) -> dict[str, str | None]:
+  """Each of `INFOSTATE_SOURCES`, in order of preference: None where the
+  game supports it, else why it does not."""
+  game_type = game.get_type()
+  perfect = (game_type.information ==
+             pyspiel.GameType.Information.PERFECT_INFORMATION)
+  return {
+      "string": (None if game_type.provides_information_state_string
+                 else "does not provide information_state_string"),
+      "history": None if perfect else "is not a perfect-information game",
+      "aoh": (None if game_type.provides_observation_string
+              else "does not provide observation_string"),
+  }
+
+
 def infostate_source(game: pyspiel.Game) -> str:
   """How `game`'s infostates are identified.
 
@@ -142,15 +157,11 @@ def infostate_source(game: pyspiel.Game) -> str:
   plus its own actions: perfect recall). Raises ValueError when the game
   provides neither infostate nor observation strings.
   """
-  game_type = game.get_type()
-  if game_type.provides_information_state_string:
-    return "string"
-  if game_type.information == pyspiel.GameType.Information.PERFECT_INFORMATION:
-    return "history"
-  if game_type.provides_observation_string:
-    return "aoh"
+  for source, missing in _infostate_sources(game).items():
+    if missing is None:
+      return source
   raise ValueError(
-      f"{game_type.short_name}: the game provides neither "
+      f"{game.get_type().short_name}: the game provides neither "
       "information_state_string nor observation_string, so its infostates "
       "cannot be identified")
 
@@ -451,16 +462,9 @@ class PublicStateObserver:
     if requested not in INFOSTATE_SOURCES:
       raise ValueError(f"unknown infostates {requested!r}; supported: 'auto', "
                        f"{', '.join(map(repr, INFOSTATE_SOURCES))}")
-    game_type = self.game.get_type()
-    needs = {"string": game_type.provides_information_state_string,
-             "aoh": game_type.provides_observation_string,
-             "history": game_type.information ==
-                        pyspiel.GameType.Information.PERFECT_INFORMATION}
-    if not needs[requested]:
-      what = {"string": "does not provide information_state_string",
-              "aoh": "does not provide observation_string",
-              "history": "is not a perfect-information game"}[requested]
-      raise ValueError(f"infostates={requested!r}: {self.game} {what}")
+    missing = _infostate_sources(self.game)[requested]
+    if missing is not None:
+      raise ValueError(f"infostates={requested!r}: {self.game} {missing}")
     return requested
 
   def infostate_string(self, state: pyspiel.State, player: int) -> str:

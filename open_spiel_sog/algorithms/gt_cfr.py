@@ -105,6 +105,11 @@ class GTCFRConfig:
     return 0 if self.simulations == 0 else math.ceil(self.expansions_per_update)
 
 
+# Seconds per tree node of `GTCFR.result()` in this process's latest search:
+# what a time-limited search reserves for its own result.
+_RESULT_SECONDS_PER_NODE = [0.0]
+
+
 @dataclasses.dataclass
 class Gadget:
   """The re-solving gadget for `player` at the search root.
@@ -952,32 +957,42 @@ class GTCFR:
     Args:
       deadline: a `time.monotonic()` time to be done by, or None. The search
         then stops early (after at least one regret update) when the next
-        phase and the final evaluation, each timed as the latest one, would
-        pass it; `simulations` stays the cap.
+        phase, the final update and `result()` would pass it: the phase and
+        the update timed as the latest ones, `result()` by its time per tree
+        node in this process's previous search (it summarises every node,
+        which costs far more than an update in a large tree).
     """
     cfg = self.config
     expanded = False
     last_phase = last_update = 0.0
+
+    def finish() -> float:
+      """Expected seconds of the final update and `result()`."""
+      return last_update + _RESULT_SECONDS_PER_NODE[0] * len(self.tree.nodes)
+
     for _ in range(cfg.phases):
       start = time.monotonic()
       self.run_updates(cfg.updates_per_phase)
       updated = time.monotonic()
       last_update = (updated - start) / cfg.updates_per_phase
       expanded = False
-      if deadline is not None and (
-          updated + last_phase + last_update > deadline):
+      if deadline is not None and updated + last_phase + finish() > deadline:
         break
       if cfg.simulations_per_phase:
         self.run_expansions(cfg.simulations_per_phase)
         expanded = True
       last_phase = time.monotonic() - start
       if deadline is not None and (
-          time.monotonic() + last_phase + last_update > deadline):
+          time.monotonic() + last_phase + finish() > deadline):
         break
     if expanded:
       # The last expansions are only useful once CFR has seen them.
       self.run_updates(cfg.updates_per_phase)
-    return self.result()
+    start = time.monotonic()
+    result = self.result()
+    _RESULT_SECONDS_PER_NODE[0] = ((time.monotonic() - start) /
+                                   len(self.tree.nodes))
+    return result
 
   def average_root_ranges(self) -> tuple[np.ndarray, np.ndarray]:
     ranges = [r.copy() for r in self.root_ranges]

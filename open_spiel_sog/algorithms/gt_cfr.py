@@ -157,8 +157,9 @@ class _Node:
     self.prior: np.ndarray | None = None  # [n_q, num_actions] latest prior
     self.transitions: dict[tuple[int, int], tuple[int, int]] | None = None
 
-  def transition(self, history: int, action: int) -> tuple[int, int]:
-    """(index in ps.children(), history index there) reached by `action`."""
+  def transition(self, history: int, action: int) -> tuple[int, int] | None:
+    """(index in ps.children(), history index there) reached by `action`,
+    or None where a sampled public state dropped that child."""
     if self.transitions is None:
       table = {}
       for c, child in enumerate(self.ps.children()):
@@ -166,7 +167,7 @@ class _Node:
                                        child.parent_action.tolist())):
           table[(h, a)] = (c, k)
       self.transitions = table
-    return self.transitions[(history, action)]
+    return self.transitions.get((history, action))
 
 
 class _Side:
@@ -394,7 +395,9 @@ class SearchTree:
         hist = np.nonzero(ps.history_infostate[q] == j)[0]
         for h in hist.tolist():
           for a in acts:
-            wanted.add(node.transition(h, int(a))[0])
+            t = node.transition(h, int(a))
+            if t is not None:
+              wanted.add(t[0])
     added = 0
     for c in sorted(wanted):
       if c not in node.children:
@@ -407,9 +410,10 @@ class SearchTree:
 
   def add_child(self, node: _Node, history: int, action: int) -> int:
     """Adds the child reached by `action` from `history` (1 if new)."""
-    c, _ = node.transition(history, action)
-    if c in node.children:
+    t = node.transition(history, action)
+    if t is None or t[0] in node.children:
       return 0
+    c = t[0]
     node.children[c] = self._add_node(node.ps.children()[c], node.index)
     self._update_active(node, full=len(node.children) == len(
         node.ps.children()))
@@ -426,8 +430,13 @@ class SearchTree:
         continue
       hist = np.nonzero(ps.history_infostate[q] == j)[0].tolist()
       for k, a in enumerate(acts):
-        side.active[row, k] = all(
-            node.transition(h, a)[0] in node.children for h in hist)
+        # An action is active once its children are all in the tree (in a
+        # sampled public state: those of its children the sample kept, and
+        # at least one).
+        kept = [t for t in (node.transition(h, a) for h in hist)
+                if t is not None]
+        side.active[row, k] = bool(kept) and all(
+            t[0] in node.children for t in kept)
     # Regret matching over the (possibly new) active set.
     rows = node.rows
     side.policy[rows] = _regret_matching(side.regrets[rows], side.active[rows])
@@ -910,7 +919,10 @@ class GTCFR:
         a = side.r_actions[row][slot]
         virtual[q][row, slot] += 1
         path.append((q, row, slot))
-      c, h_child = node.transition(h, a)
+      t = node.transition(h, a)
+      if t is None:  # a sampled public state dropped this child
+        break
+      c, h_child = t
       if c not in node.children:
         tree.add_child(node, h, a)
         break

@@ -19,7 +19,8 @@ see that move until the round resolves, which is the same game.
 Parameters (all optional; see `SoGConfig` for the meaning of each):
   simulations, expansions_per_update, top_k, value_function, alpha, seed,
   c_puct, alternating, search_opponent_nodes, exact_tolerance,
-  exact_max_iterations, rollouts, checkpoint, time_limit.
+  exact_max_iterations, rollouts, checkpoint, time_limit, infostates,
+  max_histories.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from open_spiel_sog.algorithms import gt_cfr
 from open_spiel_sog.algorithms import resolving
 from open_spiel_sog.algorithms import value_functions
 from open_spiel_sog.bots import common
+from open_spiel_sog.public_state.observer import INFOSTATE_SOURCES
+from open_spiel_sog.public_state.observer import ObserverConfig
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
 from open_spiel_sog.public_state.observer import validate_game
@@ -72,6 +75,14 @@ class SoGConfig:
     time_limit: seconds per decision (0: off). Each search, the first
       decision's set-up included, stops when its next phase would pass it;
       `simulations` stays the cap.
+    infostates: how infostates are identified: "auto", "string" (the
+      game's information_state_string), "history" (perfect-information
+      games) or "aoh" (action-observation histories); see
+      docs/public_states.md.
+    max_histories: public states with more histories than this are sampled
+      (a chance-weighted sample of this many, always holding the bot's own
+      history, refreshed when play leaves it); 0 enumerates every public
+      state exactly. Smaller ones are exact.
   """
   simulations: int = 100
   expansions_per_update: float = 1.0
@@ -87,6 +98,8 @@ class SoGConfig:
   rollouts: int = 8
   checkpoint: str = ""
   time_limit: float = 0.0
+  infostates: str = "auto"
+  max_histories: int = 10_000
 
   @classmethod
   def from_params(cls, params: Mapping[str, Any] | None) -> "SoGConfig":
@@ -128,6 +141,13 @@ class SoGConfig:
     if not (self.time_limit >= 0 and math.isfinite(self.time_limit)):
       raise ValueError("sog: time_limit must be a number of seconds >= 0 "
                        f"(0: no limit), got {self.time_limit}")
+    if self.infostates not in ("auto",) + INFOSTATE_SOURCES:
+      raise ValueError(
+          f"sog: unknown infostates {self.infostates!r}; supported: 'auto', "
+          f"{', '.join(map(repr, INFOSTATE_SOURCES))}")
+    if self.max_histories < 0:
+      raise ValueError("sog: max_histories must be >= 0 (0: exact public "
+                       f"states), got {self.max_histories}")
     for name in ("exact_max_iterations", "rollouts"):
       if getattr(self, name) < 1:
         raise ValueError(f"sog: {name} must be >= 1, got "
@@ -220,7 +240,11 @@ class SoGBot(pyspiel.Bot):
                           pyspiel.GameType.Dynamics.SIMULTANEOUS)
     self._search_game = search_game(game)
     self._player = player
-    self.observer = PublicStateObserver(self._search_game)
+    self.observer = PublicStateObserver(
+        self._search_game,
+        ObserverConfig(infostates=config.infostates,
+                       max_histories=config.max_histories,
+                       sample_seed=config.seed))
     self.value_fn = make_value_function(config, self._search_game)
     self._rng = np.random.default_rng(config.seed)
     self.resolver = resolving.Resolver(

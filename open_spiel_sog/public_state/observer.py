@@ -89,6 +89,16 @@ class ObserverConfig:
     infostates: how infostates are identified: "auto" (`infostate_source`)
       or one of `INFOSTATE_SOURCES` to force one ("aoh" on a game that also
       has infostate strings is how tests check the two agree).
+    max_histories: 0 keeps every history (exact public states). n > 0 makes
+      public states *sampled* where they would hold more than n histories:
+      n draws, with replacement and in proportion to chance reach, from the
+      histories consistent with the public observations (each kept history
+      weighs its share of the group's chance reach, so totals are kept);
+      descendants of a sampled public state are built from its sample.
+      `public_state_of` always finds the state it is given: where a sample
+      lacks it, the public state is rebuilt by resampling with it included.
+      Public states of n or fewer histories are exact.
+    sample_seed: seed of the sampling.
   """
   source: str = "auto"
   infostates: str = "auto"
@@ -96,6 +106,8 @@ class ObserverConfig:
   max_public_states: int = DEFAULT_MAX_PUBLIC_STATES
   max_children: int = DEFAULT_MAX_CHILDREN
   max_memory_bytes: int = 0
+  max_histories: int = 0
+  sample_seed: int = 0
 
 
 def validate_game(game: pyspiel.Game) -> None:
@@ -138,13 +150,51 @@ def _infostate_sources(game: pyspiel.Game) -> dict[str, str | None]:
   game_type = game.get_type()
   perfect = (game_type.information ==
              pyspiel.GameType.Information.PERFECT_INFORMATION)
-  return {
+  sources = {
       "string": (None if game_type.provides_information_state_string
                  else "does not provide information_state_string"),
       "history": None if perfect else "is not a perfect-information game",
-      "aoh": (None if game_type.provides_observation_string
-              else "does not provide observation_string"),
+      "aoh": (None if (game_type.provides_observation_string or
+                       game_type.provides_information_state_string)
+              else "provides neither observation_string nor "
+              "information_state_string"),
   }
+  if is_imperfect_recall(game):
+    sources["string"] = ("gives imperfect-recall information_state_strings "
+                         "(OpenSpiel's '_ir' variant)")
+  elif game_type.short_name in _FORGETS_WHEN:
+    sources["string"] = ("gives information_state_strings that keep the "
+                         "move count but forget when the player moved")
+  return sources
+
+
+# Games where a player moves again after an illegal move the opponent does not
+# see: their information_state_string keeps the number of moves made and the
+# player's own moves but not when it made them (dark_hex(num_rows=2,
+# num_cols=3): player 0's string after moves [0, 0, 1, 2, 3] is the one after
+# [0, 1, 2, 2, 3], though it moved at step 3 in one and step 2 in the other).
+# Keyed by action-observation histories they have perfect recall, and a
+# player's decision infostate lies in one public state.
+_FORGETS_WHEN = frozenset(
+    {"dark_hex", "phantom_ttt", "latent_ttt", "kriegspiel", "dark_chess",
+     "phantom_go"})
+
+
+def is_imperfect_recall(game: pyspiel.Game) -> bool:
+  """Whether `game` is one of OpenSpiel's imperfect-recall variants (short
+  names ending in '_ir': dark_hex_ir, phantom_ttt_ir, liars_dice_ir, ...):
+  their information_state_string forgets the player's past, so they play as
+  their perfect-recall refinement, the action-observation history."""
+  return game.get_type().short_name.endswith("_ir")
+
+
+def aoh_observation(state: pyspiel.State, player: int) -> str:
+  """What `player` observes at `state` in an action-observation history:
+  the game's observation_string, or its information_state_string in games
+  that provide only that (the imperfect-recall '_ir' variants)."""
+  if state.get_game().get_type().provides_observation_string:
+    return state.observation_string(player)
+  return state.information_state_string(player)
 
 
 def infostate_source(game: pyspiel.Game) -> str:
@@ -152,10 +202,11 @@ def infostate_source(game: pyspiel.Game) -> str:
 
   "string": the game's information_state_string. "history": a
   perfect-information game without it; the history is the infostate.
-  "aoh": an imperfect-information game without it; a player's infostate is
-  its action-observation history (its observation string after every step
-  plus its own actions: perfect recall). Raises ValueError when the game
-  provides neither infostate nor observation strings.
+  "aoh": an imperfect-information game without it, or one whose strings
+  forget (`is_imperfect_recall`); a player's infostate is its
+  action-observation history (its observation after every step plus its own
+  actions: perfect recall; see `aoh_observation`). Raises ValueError when
+  the game provides neither infostate nor observation strings.
   """
   for source, missing in _infostate_sources(game).items():
     if missing is None:
@@ -195,6 +246,44 @@ def make_public_observation(game: pyspiel.Game, perfect_recall: bool):
   except (pyspiel.SpielError, RuntimeError, ValueError):
     return None
   return obs
+
+
+_ROLE_SUFFIX = {"waiting": " [not acting]", "over": " [game over]"}
+
+
+def _role(state: pyspiel.State, player: int) -> str:
+  if state.is_terminal():
+    return "over"
+  return "acting" if state.current_player() == player else "waiting"
+
+
+def _separate_roles(histories: Sequence[pyspiel.State],
+                    keys: list[list[str]]) -> None:
+  """Tells apart, in place, histories whose key for a player is the same
+  but where the player's role differs: acting, waiting, or the game over.
+
+  A player knows when it is asked to act and when the game has ended, even
+  where the game's string for a waiting player does not say so (phantom_ttt
+  and dark_hex, where a player may move again after an illegal move, print
+  the same string for the waiting player whoever acts next). The waiting and
+  ended histories get a suffix; the acting player's key stays the game's own
+  string. Without this, a public state would mix histories where different
+  players act.
+  """
+  for p, player_keys in enumerate(keys):
+    roles: dict[str, str] = {}
+    mixed = set()
+    for h, key in zip(histories, player_keys):
+      role = _role(h, p)
+      if roles.setdefault(key, role) != role:
+        mixed.add(key)
+    if not mixed:
+      continue
+    for i, (h, key) in enumerate(zip(histories, player_keys)):
+      if key in mixed:
+        role = _role(h, p)
+        if role != "acting":
+          player_keys[i] = key + _ROLE_SUFFIX[role]
 
 
 def _history_key(state: pyspiel.State) -> str:
@@ -242,6 +331,11 @@ def common_knowledge_components(keys: Sequence[Sequence]) -> list[int]:
   return [uf.find(k) for k in range(n)]
 
 
+def _actor_name(player: int) -> str:
+  return {CHANCE: "chance", TERMINAL: "the game's end"}.get(
+      player, f"player {player}")
+
+
 class PublicState:
   """A public state: histories, their infostates and the public tree links.
 
@@ -275,16 +369,20 @@ class PublicState:
     self.parent_history = np.asarray(parent_history, dtype=np.int64)
     self.parent_action = np.asarray(parent_action, dtype=np.int64)
     self._children: list[PublicState] | None = None
+    # True when the histories are a sample (here or in an ancestor).
+    self.sampled = parent is not None and parent.sampled
 
     first = self.histories[0]
     self._current_player = int(first.current_player())
     for h in self.histories:
       if int(h.current_player()) != self._current_player:
         raise ValueError(
-            f"public state {self.describe()} mixes histories whose acting "
-            f"player differs ({self._current_player} and "
-            f"{h.current_player()}): the public observer of "
-            f"{observer.game} is inconsistent")
+            f"{observer.game}: public state {self.describe()} mixes "
+            f"histories where {_actor_name(self._current_player)} and "
+            f"{_actor_name(int(h.current_player()))} act: who acts next is "
+            "not common knowledge (a player cannot tell whether chance or "
+            "its opponent moves, or the game's public observer hides it), "
+            "so the game has no sound public tree")
 
     # Some games' terminal strings forget what a player knew (goofspiel
     # without imp_info drops the bids): at terminals, each infostate also
@@ -453,6 +551,12 @@ class PublicStateObserver:
     # OpenSpiel's EFG games describe only the acting player's infoset; a
     # waiting player's string does not encode its own past moves.
     self._recall_keys = game_type.short_name == "efg_game"
+    if self.config.max_histories < 0:
+      raise ValueError("max_histories must be >= 0 (0: exact public states), "
+                       f"got {self.config.max_histories}")
+    self._rng = np.random.default_rng(self.config.sample_seed)
+    # (player, decision infostate key) -> (public state id, depth).
+    self._decision_home: dict[tuple[int, str], tuple[int, int]] = {}
 
   def _infostate_source(self, requested: str) -> str:
     """The infostate source `requested` (see ObserverConfig.infostates),
@@ -482,11 +586,11 @@ class PublicStateObserver:
       return _history_key(state)
     if self.infostate_source == "aoh":
       replay = self.game.new_initial_state()
-      key = _aoh_extend("", None, replay.observation_string(player))
+      key = _aoh_extend("", None, aoh_observation(replay, player))
       for a in state.history():
         own = a if replay.current_player() == player else None
         replay.apply_action(a)
-        key = _aoh_extend(key, own, replay.observation_string(player))
+        key = _aoh_extend(key, own, aoh_observation(replay, player))
       return key
     if not self._recall_keys or (not state.is_terminal() and
                                  state.current_player() == player):
@@ -529,10 +633,43 @@ class PublicStateObserver:
     ps = PublicState(self, len(self._public_states), parent, key, histories,
                      chance_reach, parent_history, parent_action,
                      infostate_keys)
+    self._check_decisions_home(ps)
     self._public_states.append(ps)
     return ps
 
-  def _expand(self, ps: PublicState) -> list[PublicState]:
+  def _check_decisions_home(self, ps: PublicState) -> None:
+    """Raises ValueError when a decision infostate of `ps` was already seen
+    in another public state.
+
+    A player's decision infostate must lie in one public state. In a game
+    with perfect recall where it does not, the player cannot tell how many
+    moves were made (the game is not timeable: phantom_ttt_ir forgets how
+    many times the opponent tried an illegal move), and no public tree
+    exists; searching one anyway would let the player see what it cannot.
+    """
+    if self.source == "perfect_information" or not ps.is_player_node():
+      return
+    p = ps.current_player()
+    home = self._decision_home
+    for key in ps.infostates(p):
+      first_id, first_depth = home.setdefault((p, key), (ps.id, ps.depth))
+      if first_id != ps.id:
+        raise ValueError(
+            f"{self.game}: player {p}'s infostate {key[:200]!r} lies in two "
+            f"public states (depths {first_depth} and {ps.depth}): the game "
+            "is not timeable (a player cannot tell how many moves were made) "
+            f"or its {self.infostate_source!r} infostates forget what the "
+            "player saw, so it has no sound public tree"
+            + ("; try infostates='aoh' (action-observation histories)"
+               if self.infostate_source == "string" and
+               _infostate_sources(self.game)["aoh"] is None else ""))
+
+  def _expand(self, ps: PublicState, force: tuple[int, int] | None = None,
+              only_forced: bool = False) -> list[PublicState]:
+    """The children of `ps`. With sampling on, a group larger than
+    max_histories is sampled, always keeping the child reached by
+    `force` = (history index, action); `only_forced` builds just the group
+    holding that child."""
     if ps.is_terminal():
       return []
     children: list[pyspiel.State] = []
@@ -572,12 +709,72 @@ class PublicStateObserver:
     reach_arr = np.asarray(reach)
     ph = np.asarray(parent_history)
     pa = np.asarray(parent_action)
+    forced = -1
+    if force is not None:
+      hits = np.nonzero((ph == force[0]) & (pa == force[1]))[0]
+      if not hits.size:
+        raise ValueError(f"action {force[1]} is not legal in history "
+                         f"{force[0]} of public state {ps.describe()}")
+      forced = int(hits[0])
+    bound = self.config.max_histories
     for label, members in groups.items():  # insertion order: deterministic
+      if only_forced and forced not in members:
+        continue
       idx = np.asarray(members)
-      result.append(self._new_public_state(
-          ps, label, [children[k] for k in members], reach_arr[idx], ph[idx],
-          pa[idx], [[player_keys[k] for k in members] for player_keys in keys]))
+      weights = reach_arr[idx]
+      sampled = bool(bound) and len(members) > bound
+      if sampled:
+        strata = pa[idx]
+        if ps.is_player_node():
+          acting = ps.history_infostate[ps.current_player()][ph[idx]]
+          strata = acting * (int(pa.max()) + 1) + strata
+        idx, weights = self._sample(idx, weights, strata, forced)
+      if only_forced:
+        for old in ps._children or ():  # pylint: disable=protected-access
+          if old.key == label:
+            self._forget(old)
+      child = self._new_public_state(
+          ps, label, [children[k] for k in idx.tolist()], weights, ph[idx],
+          pa[idx], [[player_keys[k] for k in idx.tolist()]
+                    for player_keys in keys])
+      child.sampled = child.sampled or sampled
+      result.append(child)
     return result
+
+  def _sample(self, idx: np.ndarray, weights: np.ndarray,
+              strata: np.ndarray, forced: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """About max_histories draws from the children `idx` in proportion to
+    their chance reach `weights` (with replacement; repeats merge), keeping
+    child `forced` when it is among them.
+
+    The draws are stratified by `strata` (the acting player's infostate and
+    action that led to each child) so that every action of every infostate
+    keeps a child, when there are no more strata than draws. Returns the kept
+    children (in their original order) and their weights: each draw in a
+    stratum carries the stratum's total reach / its draws."""
+    n = self.config.max_histories
+    labels, inverse = np.unique(strata, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    totals = np.bincount(inverse, weights=weights, minlength=len(labels))
+    if len(labels) > n:
+      labels, inverse = labels[:1], np.zeros_like(inverse)
+      totals = np.asarray([weights.sum()])
+    quota = np.maximum(1, np.round(n * totals / totals.sum())).astype(int)
+    counts = np.zeros(len(idx))
+    scale = np.zeros(len(idx))
+    for s in range(len(labels)):
+      members = np.nonzero(inverse == s)[0]
+      w = weights[members]
+      draws = self._rng.choice(len(members), size=quota[s], p=w / w.sum())
+      counts[members] = np.bincount(draws, minlength=len(members))
+      forced_here = np.nonzero(idx[members] == forced)[0]
+      if forced_here.size and counts[members[forced_here[0]]] == 0:
+        # The searcher's own history is always kept.
+        counts[members[forced_here[0]]] = 1.0
+      scale[members] = totals[s] / counts[members].sum()
+    keep = np.nonzero(counts)[0]
+    return idx[keep], counts[keep] * scale[keep]
 
   def _check_memory(self, ps: PublicState, built: int) -> None:
     """Raises ValueError when the process holds more memory than allowed."""
@@ -597,19 +794,23 @@ class PublicStateObserver:
                             parent_history: list[int],
                             parent_action: list[int]) -> list[list[str]]:
     """[2][children] each child history's infostate key per player; an
-    action-observation history extends its parent's by one step."""
+    action-observation history extends its parent's by one step. Keys are
+    then told apart by the player's role (`_separate_roles`)."""
     if self.infostate_source != "aoh":
-      return [[self.infostate_string(h, p) for h in children]
+      keys = [[self.infostate_string(h, p) for h in children]
               for p in range(2)]
-    keys: list[list[str]] = [[], []]
-    for p in range(2):
-      parent_keys = ps.infostates(p)
-      parent_index = ps.history_infostate[p]
-      for h, k, a in zip(children, parent_history, parent_action):
-        own = ps.histories[k].current_player() == p
-        keys[p].append(_aoh_extend(parent_keys[parent_index[k]],
-                                   a if own else None,
-                                   h.observation_string(p)))
+    else:
+      keys = [[], []]
+      for p in range(2):
+        parent_keys = ps.infostates(p)
+        parent_index = ps.history_infostate[p]
+        for h, k, a in zip(children, parent_history, parent_action):
+          own = ps.histories[k].current_player() == p
+          keys[p].append(_aoh_extend(parent_keys[parent_index[k]],
+                                     a if own else None,
+                                     aoh_observation(h, p)))
+    if self.source != "perfect_information":
+      _separate_roles(children, keys)
     return keys
 
   def _partition(self, children: list[pyspiel.State], actions: list[int],
@@ -619,7 +820,15 @@ class PublicStateObserver:
       return [str(a) for a in actions]
     if self.source == "native":
       obs = self._public_observation
-      return [obs.string_from(h, 0) for h in children]
+      labels = [obs.string_from(h, 0) for h in children]
+      actors: dict[str, int] = {}
+      if all(actors.setdefault(label, int(h.current_player())) ==
+             int(h.current_player()) for label, h in zip(labels, children)):
+        return labels
+      # The game's public observation does not say who acts (kriegspiel):
+      # split each group into its common-knowledge components.
+      components = common_knowledge_components(keys)
+      return [f"{label} #{c}" for label, c in zip(labels, components)]
     # Derived: common-knowledge components.
     labels = common_knowledge_components(keys)
     return [str(label) for label in labels]
@@ -627,11 +836,51 @@ class PublicStateObserver:
   # --- Navigation ----------------------------------------------------------
 
   def public_state_of(self, state: pyspiel.State) -> tuple[PublicState, int]:
-    """The public state holding `state` and the index of its history there."""
+    """The public state holding `state` and the index of its history there.
+
+    With sampling on (`ObserverConfig.max_histories`), a sampled public
+    state on the way that lacks `state`'s history is replaced among its
+    parent's children by a new sample that holds it (a new id; its old
+    subtree is dropped)."""
     ps, index = self.root(), 0
     for a in state.history():
-      ps, index = ps.child_of(index, a)
+      try:
+        ps, index = ps.child_of(index, a)
+      except ValueError:
+        if not self.config.max_histories:
+          raise
+        ps, index = self._resample_child(ps, index, a)
     return ps, index
+
+  def _resample_child(self, ps: PublicState, index: int, action: int
+                      ) -> tuple[PublicState, int]:
+    """Rebuilds the child of `ps` reached by (`index`, `action`) with that
+    history kept, in place of the sampled child that lacked it."""
+    children = ps.children()
+    (child,) = self._expand(ps, force=(index, action), only_forced=True)
+    for pos, old in enumerate(children):
+      if old.key == child.key:
+        children[pos] = child
+        break
+    else:
+      children.append(child)
+    hits = np.nonzero((child.parent_history == index)
+                      & (child.parent_action == action))[0]
+    return child, int(hits[0])
+
+  def _forget(self, ps: PublicState) -> None:
+    """Drops the decision infostates of `ps` and its built descendants from
+    the one-public-state-per-infostate check (`ps` is being replaced)."""
+    stack = [ps]
+    while stack:
+      node = stack.pop()
+      if node.is_player_node():
+        p = node.current_player()
+        for key in node.infostates(p):
+          if self._decision_home.get((p, key), (None,))[0] == node.id:
+            del self._decision_home[(p, key)]
+      if node.children_expanded:
+        stack.extend(node.children())
 
   def walk(self, root: PublicState | None = None) -> Iterator[PublicState]:
     """Public states under `root` (default: the game's root), breadth first,

@@ -96,6 +96,12 @@ class SlotTable:
 
   def slots(self, ps: PublicState, player: int) -> np.ndarray:
     """[n_p] the slot of each of `player`'s infostates in `ps`."""
+    if ps.sampled:
+      raise ValueError(
+          f"public state {ps.describe()} is sampled (it holds more "
+          "histories than max_histories): a network's slots need exact "
+          "public states; raise max_histories (0: exact) or use the rollout "
+          "value function")
     keys = private_keys(ps, player)
     try:
       slots = np.asarray([self._slots[player][k] for k in keys],

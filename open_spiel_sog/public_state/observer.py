@@ -159,12 +159,6 @@ def _infostate_sources(game: pyspiel.Game) -> dict[str, str | None]:
               else "provides neither observation_string nor "
               "information_state_string"),
   }
-  if is_imperfect_recall(game):
-    sources["string"] = ("gives imperfect-recall information_state_strings "
-                         "(OpenSpiel's '_ir' variant)")
-  elif game_type.short_name in _FORGETS_WHEN:
-    sources["string"] = ("gives information_state_strings that keep the "
-                         "move count but forget when the player moved")
   return sources
 
 
@@ -203,12 +197,18 @@ def infostate_source(game: pyspiel.Game) -> str:
   "string": the game's information_state_string. "history": a
   perfect-information game without it; the history is the infostate.
   "aoh": an imperfect-information game without it, or one whose strings
-  forget (`is_imperfect_recall`); a player's infostate is its
+  forget (`is_imperfect_recall`, and the games of `_FORGETS_WHEN`, whose
+  strings forget when the player moved); a player's infostate is its
   action-observation history (its observation after every step plus its own
   actions: perfect recall; see `aoh_observation`). Raises ValueError when
   the game provides neither infostate nor observation strings.
   """
-  for source, missing in _infostate_sources(game).items():
+  sources = _infostate_sources(game)
+  if sources["aoh"] is None and (
+      is_imperfect_recall(game) or
+      game.get_type().short_name in _FORGETS_WHEN):
+    return "aoh"
+  for source, missing in sources.items():
     if missing is None:
       return source
   raise ValueError(
@@ -249,6 +249,15 @@ def make_public_observation(game: pyspiel.Game, perfect_recall: bool):
 
 
 _ROLE_SUFFIX = {"waiting": " [not acting]", "over": " [game over]"}
+
+
+def _without_role(key: str) -> str:
+  """`key` without the suffix `_separate_roles` may have given it (an
+  action-observation history records the player's actions anyway)."""
+  for suffix in _ROLE_SUFFIX.values():
+    if key.endswith(suffix):
+      return key[:-len(suffix)]
+  return key
 
 
 def _role(state: pyspiel.State, player: int) -> str:
@@ -806,9 +815,9 @@ class PublicStateObserver:
         parent_index = ps.history_infostate[p]
         for h, k, a in zip(children, parent_history, parent_action):
           own = ps.histories[k].current_player() == p
-          keys[p].append(_aoh_extend(parent_keys[parent_index[k]],
-                                     a if own else None,
-                                     aoh_observation(h, p)))
+          keys[p].append(_aoh_extend(
+              _without_role(parent_keys[parent_index[k]]),
+              a if own else None, aoh_observation(h, p)))
     if self.source != "perfect_information":
       _separate_roles(children, keys)
     return keys

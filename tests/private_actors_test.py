@@ -1,0 +1,190 @@
+"""Games where who acts is not public, and sampled public states (DESIGN.md
+section 11), judged by OpenSpiel's own exploitability and game values."""
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python import policy as policy_lib
+from open_spiel.python.algorithms import evaluate_bots
+from open_spiel.python.algorithms import exploitability
+from open_spiel.python.bots import uniform_random
+
+import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
+from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+from open_spiel_sog.public_state.observer import (ObserverConfig,
+                                                  PublicStateObserver)
+
+DARK_HEX_2X2 = "dark_hex(num_rows=2,num_cols=2)"
+DARK_HEX_2X3 = "dark_hex(num_rows=2,num_cols=3)"
+
+
+class _KeyedPolicy(policy_lib.Policy):
+  """A solver's average policy read through our observer's infostate keys
+  (so OpenSpiel's best response can query states our strings key)."""
+
+  def __init__(self, game, observer, table):
+    super().__init__(game, [0, 1])
+    self._observer = observer
+    self._table = table
+
+  def action_probabilities(self, state, player_id=None):
+    p = state.current_player() if player_id is None else player_id
+    return dict(self._table[self._observer.infostate_string(state, p)])
+
+
+def _solve(name, infostates, iterations):
+  game = pyspiel.load_game(name)
+  observer = PublicStateObserver(game, ObserverConfig(infostates=infostates))
+  solver = PublicTreeCFR(root=observer.root())
+  solver.run(iterations)
+  return game, observer, solver
+
+
+def test_public_states_never_mix_acting_players():
+  """dark_hex lets a player move again after an illegal move the opponent
+  does not see; every public state still has one acting player."""
+  observer = PublicStateObserver(DARK_HEX_2X2)
+  players = set()
+  for ps in observer.walk():
+    actors = {int(h.current_player()) for h in ps.histories}
+    assert len(actors) == 1
+    players |= actors
+  assert {0, 1, int(pyspiel.PlayerId.TERMINAL)} <= players
+
+
+@pytest.mark.parametrize("gameversion", ["cdh", "adh"])
+def test_dark_hex_2x2_matches_openspiel_cfr_plus(gameversion):
+  """Public-tree CFR+ on OpenSpiel's own infostate strings converges where
+  OpenSpiel's C++ CFR+ does: OpenSpiel finds it unexploitable, and the game
+  value is the one OpenSpiel's solution gets."""
+  name = f"dark_hex(num_rows=2,num_cols=2,gameversion={gameversion})"
+  game, _, solver = _solve(name, "string", 300)
+  ours = exploitability.exploitability(game, solver.average_policy())
+  theirs_solver = pyspiel.CFRPlusSolver(game)
+  for _ in range(300):
+    theirs_solver.evaluate_and_update_policy()
+  theirs = pyspiel.exploitability(game, theirs_solver.average_policy())
+  assert ours < 1e-4
+  assert theirs < 5e-3  # OpenSpiel's own solution, for the value below
+  value = pyspiel.expected_returns(game.new_initial_state(),
+                                   theirs_solver.average_policy(), -1, True)[0]
+  assert solver.expected_value(0) == pytest.approx(value, abs=2e-3)
+
+
+def test_dark_hex_2x3_is_solved_on_action_observation_histories():
+  """On 2x3 OpenSpiel's strings forget when a player moved, so the game is
+  keyed by action-observation histories; OpenSpiel's best response against
+  the solution finds nothing to exploit and the value is OpenSpiel's."""
+  game, observer, solver = _solve(DARK_HEX_2X3, "auto", 200)
+  assert observer.infostate_source == "aoh"
+  policy = _KeyedPolicy(game, observer, solver.average_policy_dict())
+  assert exploitability.nash_conv(game, policy) < 5e-3
+  cfr = pyspiel.CFRPlusSolver(game)
+  for _ in range(50):
+    cfr.evaluate_and_update_policy()
+  value = pyspiel.expected_returns(game.new_initial_state(),
+                                   cfr.average_policy(), -1, True)[0]
+  assert solver.expected_value(0) == pytest.approx(value, abs=5e-3)
+
+
+def test_strings_that_forget_when_a_player_moved_are_refused_clearly():
+  observer = PublicStateObserver(DARK_HEX_2X3,
+                                 ObserverConfig(infostates="string"))
+  with pytest.raises(ValueError, match="lies in two public states.*aoh"):
+    list(observer.walk())
+
+
+def test_sog_plays_dark_hex_and_phantom_ttt_first_moves():
+  for name in ("dark_hex(num_rows=3,num_cols=3)", "phantom_ttt"):
+    game = pyspiel.load_game(name)
+    bot = pyspiel.load_bot("sog", game, 0, {"simulations": 10})
+    state = game.new_initial_state()
+    for _ in range(4):  # both players, through an illegal-move retry or not
+      if state.is_terminal():
+        break
+      action = (bot.step(state) if state.current_player() == 0 else
+                state.legal_actions()[0])
+      assert action in state.legal_actions()
+      state.apply_action(action)
+
+
+# --- Sampled public states ---------------------------------------------------
+
+
+def _largest_group(observer):
+  return max(len(ps.histories) for ps in observer.walk())
+
+
+def test_a_bound_at_or_above_the_true_count_is_the_exact_path():
+  game = pyspiel.load_game("leduc_poker")
+  largest = _largest_group(PublicStateObserver(game))
+  policies = []
+  for bound in (0, largest):
+    bot = pyspiel.load_bot("sog", game, 0, {"simulations": 20,
+                                             "max_histories": bound})
+    state = game.new_initial_state()
+    state.apply_action(0)
+    state.apply_action(3)
+    policies.append(bot.get_policy(state))
+  assert policies[0] == policies[1]
+
+
+def test_sampled_public_states_keep_their_chance_reach_and_the_true_history():
+  game = pyspiel.load_game("leduc_poker")
+  exact = PublicStateObserver(game)
+  sampled = PublicStateObserver(game, ObserverConfig(max_histories=6))
+  state = game.new_initial_state()
+  for a in (5, 1, 2, 1):  # deal, raise, call: round two's card is next
+    state.apply_action(a)
+  ps_exact, _ = exact.public_state_of(state)
+  ps, h = sampled.public_state_of(state)
+  assert ps.sampled and not ps_exact.sampled
+  assert len(ps.histories) < len(ps_exact.histories)
+  assert ps.histories[h].history() == state.history()
+  assert ps.chance_reach.sum() == pytest.approx(ps_exact.chance_reach.sum())
+  # Every action of every infostate of the acting player keeps a child.
+  for child in ps.children():
+    assert child.histories
+  # Going on past the sample's histories rebuilds the child around them.
+  for a in state.legal_actions():
+    nxt = state.child(a)
+    child, k = sampled.public_state_of(nxt)
+    assert child.histories[k].history() == nxt.history()
+
+
+def _score(game, make_bot, games, opponent_seed):
+  total = 0.0
+  for g in range(games):
+    seat = g % 2
+    bot = make_bot(seat, g)
+    other = uniform_random.UniformRandomBot(1 - seat, np.random.RandomState(
+        opponent_seed + g))
+    bots = [bot, other] if seat == 0 else [other, bot]
+    returns = evaluate_bots.evaluate_bots(game.new_initial_state(), bots,
+                                          np.random.RandomState(g))
+    total += returns[seat]
+  return total / games
+
+
+def test_a_small_sample_still_plays_better_than_uniform_random():
+  game = pyspiel.load_game("leduc_poker")
+  games = 24
+  sampled = _score(
+      game, lambda seat, g: pyspiel.load_bot(
+          "sog", game, seat, {"simulations": 20, "max_histories": 8,
+                              "value_function": "rollout",
+                              "seed": g}), games, 100)
+  uniform = _score(
+      game, lambda seat, g: uniform_random.UniformRandomBot(
+          seat, np.random.RandomState(1000 + g)), games, 100)
+  assert sampled > uniform
+
+
+def test_bad_sampling_parameters_are_refused():
+  with pytest.raises(ValueError, match="max_histories must be >= 0"):
+    PublicStateObserver("leduc_poker", ObserverConfig(max_histories=-1))
+  game = pyspiel.load_game("leduc_poker")
+  with pytest.raises(ValueError, match="max_histories"):
+    pyspiel.load_bot("sog", game, 0, {"max_histories": -5})
+  with pytest.raises(ValueError, match="unknown infostates 'bogus'"):
+    pyspiel.load_bot("sog", game, 0, {"infostates": "bogus"})

@@ -260,14 +260,13 @@ def _without_role(key: str) -> str:
   return key
 
 
-def _role(state: pyspiel.State, player: int) -> str:
-  if state.is_terminal():
-    return "over"
-  return "acting" if state.current_player() == player else "waiting"
+def _actors(histories: Sequence[pyspiel.State]) -> list[int]:
+  """Who acts at each history (a player, CHANCE or TERMINAL)."""
+  return [TERMINAL if h.is_terminal() else int(h.current_player())
+          for h in histories]
 
 
-def _separate_roles(histories: Sequence[pyspiel.State],
-                    keys: list[list[str]]) -> None:
+def _separate_roles(actors: Sequence[int], keys: list[list[str]]) -> None:
   """Tells apart, in place, histories whose key for a player is the same
   but where the player's role differs: acting, waiting, or the game over.
 
@@ -277,22 +276,19 @@ def _separate_roles(histories: Sequence[pyspiel.State],
   the same string for the waiting player whoever acts next). The waiting and
   ended histories get a suffix; the acting player's key stays the game's own
   string. Without this, a public state would mix histories where different
-  players act.
+  players act. `actors`: who acts at each history (`_actors`).
   """
   for p, player_keys in enumerate(keys):
-    roles: dict[str, str] = {}
-    mixed = set()
-    for h, key in zip(histories, player_keys):
-      role = _role(h, p)
-      if roles.setdefault(key, role) != role:
-        mixed.add(key)
+    roles = ["over" if a == TERMINAL else "acting" if a == p else "waiting"
+             for a in actors]
+    first: dict[str, str] = {}
+    mixed = {key for key, role in zip(player_keys, roles)
+             if first.setdefault(key, role) != role}
     if not mixed:
       continue
-    for i, (h, key) in enumerate(zip(histories, player_keys)):
-      if key in mixed:
-        role = _role(h, p)
-        if role != "acting":
-          player_keys[i] = key + _ROLE_SUFFIX[role]
+    for i, (key, role) in enumerate(zip(player_keys, roles)):
+      if role != "acting" and key in mixed:
+        player_keys[i] = key + _ROLE_SUFFIX[role]
 
 
 def _history_key(state: pyspiel.State) -> str:
@@ -810,16 +806,19 @@ class PublicStateObserver:
               for p in range(2)]
     else:
       keys = [[], []]
+      parent_actors = _actors(ps.histories)
+      observe = (pyspiel.State.observation_string
+                 if self.game.get_type().provides_observation_string else
+                 pyspiel.State.information_state_string)
       for p in range(2):
-        parent_keys = ps.infostates(p)
-        parent_index = ps.history_infostate[p]
-        for h, k, a in zip(children, parent_history, parent_action):
-          own = ps.histories[k].current_player() == p
-          keys[p].append(_aoh_extend(
-              _without_role(parent_keys[parent_index[k]]),
-              a if own else None, aoh_observation(h, p)))
+        parent_keys = [_without_role(k) for k in ps.infostates(p)]
+        parent_index = ps.history_infostate[p].tolist()
+        keys[p] = [
+            _aoh_extend(parent_keys[parent_index[k]],
+                        a if parent_actors[k] == p else None, observe(h, p))
+            for h, k, a in zip(children, parent_history, parent_action)]
     if self.source != "perfect_information":
-      _separate_roles(children, keys)
+      _separate_roles(_actors(children), keys)
     return keys
 
   def _partition(self, children: list[pyspiel.State], actions: list[int],

@@ -1,0 +1,117 @@
+r"""SoG at a time budget against uniform random in games new to it (issue 15).
+
+  python benchmarks/new_games_strength.py --json \
+      --games="phantom_ttt;dark_hex(num_rows=3,num_cols=3)"
+
+For each game, --num_games games of `pyspiel.load_bot("sog", game, seat,
+{"time_limit": --time_limit, "seed": g})` against OpenSpiel's uniform random
+bot, SoG's seat alternating (game g: seat g % 2), played as OpenSpiel's
+`evaluate_bots` plays them (restart, step, inform_action: SoG also searches
+at the opponent's decisions, as the paper's bot does). Prints, per game,
+SoG's wins / draws / losses, its win rate with a 95% Wilson interval, its
+mean return, and the median and largest seconds per SoG decision. --json
+adds every row as one JSON object on the last line. Progress goes to stderr.
+"""
+
+import json
+import math
+import statistics
+import sys
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+import pyspiel
+
+import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
+
+_GAMES = flags.DEFINE_string(
+    "games", "phantom_ttt;dark_hex(num_rows=3,num_cols=3);"
+    "breakthrough(rows=6,columns=6)", "Game strings, separated by ';'.")
+_NUM_GAMES = flags.DEFINE_integer("num_games", 40, "Games per game string.")
+_TIME_LIMIT = flags.DEFINE_float("time_limit", 1.0,
+                                 "sog's time_limit (seconds per decision).")
+_SIMULATIONS = flags.DEFINE_integer(
+    "simulations", 1000, "sog's simulations (the cap under the time limit).")
+_JSON = flags.DEFINE_bool("json", False, "Also print the rows as JSON.")
+
+
+def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+  """95% Wilson score interval of a win rate."""
+  if n == 0:
+    return (0.0, 1.0)
+  p = wins / n
+  centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+  half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+  return (centre - half, centre + half)
+
+
+def play(game, seat: int, seed: int, times: list[float]) -> float:
+  """One game, SoG in `seat`; returns SoG's return."""
+  rng = np.random.RandomState(seed)
+  sog = pyspiel.load_bot("sog", game, seat, {
+      "time_limit": _TIME_LIMIT.value, "simulations": _SIMULATIONS.value,
+      "seed": seed})
+  sog.restart()
+  state = game.new_initial_state()
+  while not state.is_terminal():
+    if state.is_chance_node():
+      actions, probs = zip(*state.chance_outcomes())
+      state.apply_action(int(rng.choice(actions, p=probs)))
+      continue
+    player = state.current_player()
+    if player == seat:
+      start = time.monotonic()
+      action = sog.step(state)
+      times.append(time.monotonic() - start)
+    else:
+      action = int(rng.choice(state.legal_actions()))
+      sog.inform_action(state, player, action)
+    state.apply_action(action)
+  return state.returns()[seat]
+
+
+def run_game(name: str) -> dict:
+  game = pyspiel.load_game(name)
+  times: list[float] = []
+  returns = []
+  start = time.monotonic()
+  for g in range(_NUM_GAMES.value):
+    returns.append(play(game, g % 2, g, times))
+    print(f"{name}: game {g + 1}/{_NUM_GAMES.value}, seat {g % 2}, return "
+          f"{returns[-1]:+g} ({time.monotonic() - start:.0f} s)",
+          file=sys.stderr, flush=True)
+  wins = sum(r > 0 for r in returns)
+  draws = sum(r == 0 for r in returns)
+  n = len(returns)
+  low, high = wilson(wins, n)
+  return {
+      "game": name, "games": n, "wins": wins, "draws": draws,
+      "losses": n - wins - draws, "win_rate": wins / n,
+      "win_rate_95": [low, high], "mean_return": float(np.mean(returns)),
+      "decision_seconds_median": statistics.median(times),
+      "decision_seconds_max": max(times), "time_limit": _TIME_LIMIT.value,
+  }
+
+
+def main(argv):
+  del argv
+  rows = [run_game(name) for name in _GAMES.value.split(";") if name]
+  print(f"SoG (time_limit={_TIME_LIMIT.value} s) against uniform random, "
+        f"{_NUM_GAMES.value} games per row, seats alternating\n")
+  print("| game | wins / draws / losses | win rate (95%) | mean return | "
+        "s per decision (median / max) |")
+  print("|---|---|---|---|---|")
+  for r in rows:
+    low, high = r["win_rate_95"]
+    print(f"| {r['game']} | {r['wins']} / {r['draws']} / {r['losses']} | "
+          f"{r['win_rate']:.2f} ({low:.2f}-{high:.2f}) | "
+          f"{r['mean_return']:+.2f} | {r['decision_seconds_median']:.2f} / "
+          f"{r['decision_seconds_max']:.2f} |")
+  if _JSON.value:
+    print(json.dumps({"rows": rows}))
+
+
+if __name__ == "__main__":
+  app.run(main)

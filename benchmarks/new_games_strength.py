@@ -34,6 +34,8 @@ _TIME_LIMIT = flags.DEFINE_float("time_limit", 1.0,
                                  "sog's time_limit (seconds per decision).")
 _SIMULATIONS = flags.DEFINE_integer(
     "simulations", 1000, "sog's simulations (the cap under the time limit).")
+_MAX_HISTORIES = flags.DEFINE_integer(
+    "max_histories", -1, "sog's max_histories (-1: the bot's default).")
 _JSON = flags.DEFINE_bool("json", False, "Also print the rows as JSON.")
 
 
@@ -52,7 +54,7 @@ def play(game, seat: int, seed: int, times: list[float]) -> float:
   rng = np.random.RandomState(seed)
   sog = pyspiel.load_bot("sog", game, seat, {
       "time_limit": _TIME_LIMIT.value, "simulations": _SIMULATIONS.value,
-      "seed": seed})
+      "seed": seed, **({"max_histories": _MAX_HISTORIES.value} if _MAX_HISTORIES.value >= 0 else {})})
   sog.restart()
   state = game.new_initial_state()
   while not state.is_terminal():

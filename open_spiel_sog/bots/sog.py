@@ -99,7 +99,7 @@ class SoGConfig:
   checkpoint: str = ""
   time_limit: float = 0.0
   infostates: str = "auto"
-  max_histories: int = 10_000
+  max_histories: int = 300
 
   @classmethod
   def from_params(cls, params: Mapping[str, Any] | None) -> "SoGConfig":

@@ -162,6 +162,10 @@ def _infostate_sources(game: pyspiel.Game) -> dict[str, str | None]:
   return sources
 
 
+# An expansion with more than this many times max_histories children draws
+# that many of them before building any.
+_PRESAMPLE = 4
+
 # Games where a player moves again after an illegal move the opponent does not
 # see: their information_state_string keeps the number of moves made and the
 # player's own moves but not when it made them (dark_hex(num_rows=2,
@@ -560,6 +564,7 @@ class PublicStateObserver:
       raise ValueError("max_histories must be >= 0 (0: exact public states), "
                        f"got {self.config.max_histories}")
     self._rng = np.random.default_rng(self.config.sample_seed)
+    self._replaced: list[PublicState] = []
     # (player, decision infostate key) -> (public state id, depth).
     self._decision_home: dict[tuple[int, str], tuple[int, int]] = {}
 
@@ -677,32 +682,54 @@ class PublicStateObserver:
     holding that child."""
     if ps.is_terminal():
       return []
-    children: list[pyspiel.State] = []
-    reach: list[float] = []
-    parent_history: list[int] = []
-    parent_action: list[int] = []
+    # (history, action, chance reach) of every child, before building any.
+    pairs_h: list[int] = []
+    pairs_a: list[int] = []
+    pairs_r: list[float] = []
+    bound = self.config.max_histories
     for i, h in enumerate(ps.histories):
       if h.is_chance_node():
         outcomes = h.chance_outcomes()
       else:
         outcomes = [(a, 1.0) for a in h.legal_actions()]
       c = ps.chance_reach[i]
-      if i % 1024 == 1023:
-        self._check_memory(ps, len(children))
-      if len(children) + len(outcomes) > self.config.max_children:
+      if not bound and len(pairs_h) + len(outcomes) > self.config.max_children:
         raise ValueError(
             f"{self.game}: the public state at depth {ps.depth} has more "
             f"than max_children={self.config.max_children} child histories "
             f"(its {len(ps.histories)} histories times their actions); the "
             "game is too large for exact public states (raise the bound via "
-            "ObserverConfig if you have the memory)")
+            "ObserverConfig if you have the memory, or sample it with "
+            "max_histories)")
       for a, p in outcomes:
-        if p <= 0.0:
-          continue
-        children.append(h.child(a))
-        reach.append(c * p)
-        parent_history.append(i)
-        parent_action.append(a)
+        if p > 0.0:
+          pairs_h.append(i)
+          pairs_a.append(a)
+          pairs_r.append(c * p)
+    chosen = np.arange(len(pairs_h))
+    chosen_r = np.asarray(pairs_r)
+    if bound and len(pairs_h) > _PRESAMPLE * bound:
+      # Too many children to build: draw them before building (each child
+      # group is sampled again below if it is still too large).
+      ph_all = np.asarray(pairs_h)
+      pa_all = np.asarray(pairs_a)
+      forced_pair = -1
+      if force is not None:
+        hits = np.nonzero((ph_all == force[0]) & (pa_all == force[1]))[0]
+        forced_pair = int(hits[0]) if hits.size else -1
+      chosen, chosen_r = self._sample(
+          chosen, chosen_r, self._strata(ps, ph_all, pa_all), forced_pair,
+          _PRESAMPLE * bound)
+    children: list[pyspiel.State] = []
+    reach: list[float] = chosen_r.tolist()
+    parent_history: list[int] = []
+    parent_action: list[int] = []
+    for n, j in enumerate(chosen.tolist()):
+      if n % 1024 == 1023:
+        self._check_memory(ps, len(children))
+      children.append(ps.histories[pairs_h[j]].child(pairs_a[j]))
+      parent_history.append(pairs_h[j])
+      parent_action.append(pairs_a[j])
     self._check_memory(ps, len(children))
     keys = self._child_infostate_keys(ps, children, parent_history,
                                       parent_action)
@@ -721,7 +748,6 @@ class PublicStateObserver:
         raise ValueError(f"action {force[1]} is not legal in history "
                          f"{force[0]} of public state {ps.describe()}")
       forced = int(hits[0])
-    bound = self.config.max_histories
     for label, members in groups.items():  # insertion order: deterministic
       if only_forced and forced not in members:
         continue
@@ -729,15 +755,21 @@ class PublicStateObserver:
       weights = reach_arr[idx]
       sampled = bool(bound) and len(members) > bound
       if sampled:
-        strata = pa[idx]
-        if ps.is_player_node():
-          acting = ps.history_infostate[ps.current_player()][ph[idx]]
-          strata = acting * (int(pa.max()) + 1) + strata
-        idx, weights = self._sample(idx, weights, strata, forced)
+        idx, weights = self._sample(idx, weights,
+                                    self._strata(ps, ph[idx], pa[idx]),
+                                    forced, bound)
       if only_forced:
-        for old in ps._children or ():  # pylint: disable=protected-access
-          if old.key == label:
-            self._forget(old)
+        # The sibling this group replaces: the one with its label, or (labels
+        # of derived groups depend on which children were drawn) one that
+        # shares an infostate with it.
+        group_keys = [{keys[p][k] for k in idx.tolist()} for p in range(2)]
+        self._replaced = [
+            old for old in ps._children or ()  # pylint: disable=protected-access
+            if old.key == label or any(
+                group_keys[p].intersection(old.infostates(p))
+                for p in range(2))]
+        for old in self._replaced:
+          self._forget(old)
       child = self._new_public_state(
           ps, label, [children[k] for k in idx.tolist()], weights, ph[idx],
           pa[idx], [[player_keys[k] for k in idx.tolist()]
@@ -746,10 +778,20 @@ class PublicStateObserver:
       result.append(child)
     return result
 
+  @staticmethod
+  def _strata(ps: PublicState, parent_history: np.ndarray,
+              parent_action: np.ndarray) -> np.ndarray:
+    """The stratum of each child of `ps` for sampling: the acting player's
+    infostate and the action (chance nodes: the outcome)."""
+    if not ps.is_player_node():
+      return np.zeros(len(parent_history), dtype=np.int64)
+    acting = ps.history_infostate[ps.current_player()][parent_history]
+    return acting * (int(parent_action.max(initial=0)) + 1) + parent_action
+
   def _sample(self, idx: np.ndarray, weights: np.ndarray,
-              strata: np.ndarray, forced: int
+              strata: np.ndarray, forced: int, n: int
               ) -> tuple[np.ndarray, np.ndarray]:
-    """About max_histories draws from the children `idx` in proportion to
+    """About `n` draws from the children `idx` in proportion to
     their chance reach `weights` (with replacement; repeats merge), keeping
     child `forced` when it is among them.
 
@@ -758,7 +800,6 @@ class PublicStateObserver:
     keeps a child, when there are no more strata than draws. Returns the kept
     children (in their original order) and their weights: each draw in a
     stratum carries the stratum's total reach / its draws."""
-    n = self.config.max_histories
     labels, inverse = np.unique(strata, return_inverse=True)
     inverse = inverse.reshape(-1)
     totals = np.bincount(inverse, weights=weights, minlength=len(labels))
@@ -866,10 +907,12 @@ class PublicStateObserver:
     history kept, in place of the sampled child that lacked it."""
     children = ps.children()
     (child,) = self._expand(ps, force=(index, action), only_forced=True)
-    for pos, old in enumerate(children):
-      if old.key == child.key:
-        children[pos] = child
-        break
+    replaced = {old.id for old in self._replaced}
+    positions = [i for i, old in enumerate(children) if old.id in replaced]
+    if positions:  # in place of the first one it replaces
+      children[positions[0]] = child
+      for i in reversed(positions[1:]):
+        del children[i]
     else:
       children.append(child)
     hits = np.nonzero((child.parent_history == index)

@@ -105,9 +105,17 @@ class GTCFRConfig:
     return 0 if self.simulations == 0 else math.ceil(self.expansions_per_update)
 
 
-# Seconds per tree node of `GTCFR.result()` in this process's latest search:
-# what a time-limited search reserves for its own result.
-_RESULT_SECONDS_PER_NODE = [0.0]
+# Seconds per tree node of `GTCFR.result()` in this process's latest search
+# of each game: what a time-limited search reserves for its own result (a
+# game not searched yet reserves the most any game took).
+_RESULT_SECONDS_PER_NODE: dict[str, float] = {}
+
+
+def _result_seconds_per_node(game: str) -> float:
+  seconds = _RESULT_SECONDS_PER_NODE.get(game)
+  if seconds is None:
+    seconds = max(_RESULT_SECONDS_PER_NODE.values(), default=0.0)
+  return seconds
 
 
 @dataclasses.dataclass
@@ -978,9 +986,11 @@ class GTCFR:
     expanded = False
     last_phase = last_update = 0.0
 
+    per_node = _result_seconds_per_node(str(self.tree.game))
+
     def finish() -> float:
       """Expected seconds of the final update and `result()`."""
-      return last_update + _RESULT_SECONDS_PER_NODE[0] * len(self.tree.nodes)
+      return last_update + per_node * len(self.tree.nodes)
 
     for _ in range(cfg.phases):
       start = time.monotonic()
@@ -1002,8 +1012,8 @@ class GTCFR:
       self.run_updates(cfg.updates_per_phase)
     start = time.monotonic()
     result = self.result()
-    _RESULT_SECONDS_PER_NODE[0] = ((time.monotonic() - start) /
-                                   len(self.tree.nodes))
+    _RESULT_SECONDS_PER_NODE[str(self.tree.game)] = (
+        (time.monotonic() - start) / len(self.tree.nodes))
     return result
 
   def average_root_ranges(self) -> tuple[np.ndarray, np.ndarray]:

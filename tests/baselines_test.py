@@ -108,8 +108,10 @@ def test_bots_that_can_play_game():
   assert "mcts" in ttt
   assert "ismcts" not in ttt  # perfect information: mcts's game
   assert "cfr_policy" not in ttt  # 549,946 histories > MAX_CFR_HISTORIES
-  # liars_dice implements no resample_from_infostate and is too large.
-  assert not {"mcts", "ismcts", "cfr_policy"} & can_play("liars_dice")
+  # liars_dice implements no resample_from_infostate (ismcts samples worlds
+  # from public states) and is too large for CFR+.
+  liars = can_play("liars_dice")
+  assert "ismcts" in liars and not {"mcts", "cfr_policy"} & liars
   # Simultaneous moves: none of them.
   assert not {"mcts", "ismcts", "cfr_policy"} & can_play(
       "goofspiel(num_cards=4,imp_info=True)")
@@ -321,7 +323,8 @@ def test_cfr_policy_is_near_nash_and_scores_its_expected_value():
      r"ismcts: max_world_samples must be -1"),
     ("ismcts", "tic_tac_toe", {}, r"ismcts plays imperfect-information.*use "
      r"mcts"),
-    ("ismcts", "liars_dice", {}, r"resample_from_infostate"),
+    ("ismcts", "liars_dice", {"backend": "cpp"},
+     r"do not implement resample_from_infostate.*backend=python"),
     ("cfr_policy", "kuhn_poker", {"iterations": 0},
      r"cfr_policy: iterations must be >= 1"),
     ("cfr_policy", "kuhn_poker", {"iters": 5},
@@ -350,3 +353,23 @@ def test_bad_player():
     pyspiel.load_bot("cfr_policy", game, 2, {})
   with pytest.raises(ValueError, match=r"ismcts: player must be in"):
     pyspiel.load_bot("ismcts", game, -1, {})
+
+
+def test_ismcts_samples_worlds_from_public_states_where_the_game_cannot():
+  """phantom_ttt's states do not implement resample_from_infostate: ismcts
+  plays it with worlds drawn from the player's infostate in its public
+  state, each one consistent with what the player saw."""
+  game = pyspiel.load_game("phantom_ttt")
+  bot = pyspiel.load_bot("ismcts(simulations=50,seed=1)", game, 1)
+  state = game.new_initial_state()
+  state.apply_action(4)
+  resampler = bot._resampler_cb  # pylint: disable=protected-access
+  seen = set()
+  for _ in range(40):
+    world = resampler(state, 1)
+    assert (world.information_state_string(1) ==
+            state.information_state_string(1))
+    seen.add(tuple(world.history()))
+  assert len(seen) == 9  # player 0's first move is any of the 9 cells
+  action = bot.step(state)
+  assert action in state.legal_actions()

@@ -39,10 +39,12 @@ Bots and their parameters (all optional):
     instances); backend "python" gives seed-reproducible games. Python
     games (scotland_yard, ...) always use the Python port: the C++ bot cannot
     call a Python state's resample_from_infostate.
-    Imperfect-information sequential games whose states implement
-    `resample_from_infostate` (kuhn_poker, leduc_poker, bridge, hearts, ...;
-    not liars_dice, dark_hex, phantom_ttt). For perfect-information games
-    use mcts.
+    Imperfect-information sequential games. Where the game's states do not
+    implement `resample_from_infostate` (liars_dice, dark_hex, phantom_ttt,
+    ...), the Python port samples its worlds from the player's infostate in
+    its public state (`PublicStateResampler`: in proportion to chance reach;
+    public states past 300 histories are sampled). For perfect-information
+    games use mcts.
       simulations (1000): simulations per move.
       uct_c (2.0): exploration constant.
       rollouts (1): random rollouts per leaf evaluation.
@@ -277,8 +279,6 @@ def _ismcts_unsupported_reason(game: pyspiel.Game) -> str | None:
   if not (game_type.provides_information_state_string or
           game_type.provides_observation_string):
     return f"{game} provides neither information-state nor observation strings"
-  if not _supports_resampling(game):
-    return f"{game}'s states do not implement resample_from_infostate"
   return None
 
 
@@ -320,7 +320,16 @@ def _ismcts_factory(game: pyspiel.Game, player: int,
   reason = _ismcts_unsupported_reason(game)
   if reason:
     raise ValueError("ismcts plays imperfect-information sequential games "
-                     f"that support resampling only: {reason}")
+                     f"only: {reason}")
+  resampler = None
+  if not _supports_resampling(game):
+    if values["backend"].lower() == "cpp":
+      raise ValueError(
+          f"ismcts: {game}'s states do not implement resample_from_infostate, "
+          "which OpenSpiel's C++ ISMCTS needs; use backend=python (or auto), "
+          "which samples worlds from public states")
+    backend = "python"
+    resampler = PublicStateResampler(game, values["seed"])
   game_type = game.get_type()
   if values["use_observation_string"]:
     if not game_type.provides_observation_string:
@@ -332,7 +341,10 @@ def _ismcts_factory(game: pyspiel.Game, player: int,
   _check_player("ismcts", game, player)
 
   if backend == "python":
-    return _python_ismcts(game, values, final_policy, child_selection)
+    bot = _python_ismcts(game, values, final_policy, child_selection)
+    if resampler is not None:
+      bot.set_resampler(resampler)
+    return bot
   cpp_final = {
       "max_visit_count": pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
       "normalized_visit_count":
@@ -381,6 +393,36 @@ class _PythonISMCTSBot(os_ismcts.ISMCTSBot):
   def step_with_policy(self, state):
     policy, action = super().step_with_policy(state)
     return [(int(a), float(p)) for a, p in policy], int(action)
+
+
+class PublicStateResampler:
+  """Samples a world from a player's infostate for OpenSpiel's Python
+  ISMCTSBot (`set_resampler`) in games whose states do not implement
+  resample_from_infostate (phantom_ttt, dark_hex, ...): a history of the
+  player's infostate in the state's public state, in proportion to chance
+  reach. Public states past `max_histories` are sampled (see
+  `ObserverConfig`), always holding the state's own history."""
+
+  def __init__(self, game: pyspiel.Game, seed: int, max_histories: int = 300):
+    # Deferred: bots may use the public-state layer, baselines rarely do.
+    from open_spiel_sog.public_state.observer import ObserverConfig  # pylint: disable=g-import-not-at-top
+    from open_spiel_sog.public_state.observer import PublicStateObserver  # pylint: disable=g-import-not-at-top
+    self.observer = PublicStateObserver(
+        game, ObserverConfig(max_histories=max_histories, sample_seed=seed))
+    self._rng = np.random.default_rng(seed)
+    self._last: tuple | None = None
+
+  def __call__(self, state: pyspiel.State, player: int) -> pyspiel.State:
+    key = (tuple(state.history()), player)
+    if self._last is None or self._last[0] != key:
+      ps, h = self.observer.public_state_of(state)
+      infostates = ps.history_infostate[player]
+      members = np.nonzero(infostates == infostates[h])[0]
+      weights = ps.chance_reach[members]
+      self._last = (key, ps, members, weights / weights.sum())
+    _, ps, members, probs = self._last
+    return ps.histories[int(members[self._rng.choice(len(members),
+                                                      p=probs)])].clone()
 
 
 def _python_ismcts(game: pyspiel.Game, values: Mapping[str, Any],

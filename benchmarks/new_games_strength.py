@@ -4,12 +4,15 @@ r"""SoG at a time budget against uniform random in games new to it (issue 15).
       --games="phantom_ttt;dark_hex(num_rows=3,num_cols=3)"
 
 For each game, --num_games games of `pyspiel.load_bot("sog", game, seat,
-{"time_limit": --time_limit, "seed": g})` against OpenSpiel's uniform random
-bot, SoG's seat alternating (game g: seat g % 2), played as OpenSpiel's
+{"time_limit": --time_limit, "seed": k})` against --opponent (OpenSpiel's
+uniform random bot by default, or a bot string such as
+'ismcts(simulations=5000,seed={seed})'), in duplicate seats (games 2k and
+2k + 1 share seed k, SoG in seat 0 then 1), played as OpenSpiel's
 `evaluate_bots` plays them (restart, step, inform_action: SoG also searches
 at the opponent's decisions, as the paper's bot does). Prints, per game,
 SoG's wins / draws / losses, its win rate with a 95% Wilson interval, its
-mean return, and the median and largest seconds per SoG decision. --json
+mean return with a 95% normal interval, the median and largest seconds per
+SoG decision and the opponent's median. --json
 adds every row as one JSON object on the last line. Progress goes to stderr.
 """
 
@@ -36,6 +39,10 @@ _SIMULATIONS = flags.DEFINE_integer(
     "simulations", 1000, "sog's simulations (the cap under the time limit).")
 _MAX_HISTORIES = flags.DEFINE_integer(
     "max_histories", -1, "sog's max_histories (-1: the bot's default).")
+_OPPONENT = flags.DEFINE_string(
+    "opponent", "uniform_random", "The opponent: 'uniform_random', or a bot "
+    "string for pyspiel.load_bot, where '{seed}' stands for the game's seed "
+    "(e.g. 'ismcts(simulations=5000,seed={seed})').")
 _JSON = flags.DEFINE_bool("json", False, "Also print the rows as JSON.")
 
 
@@ -49,9 +56,22 @@ def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
   return (centre - half, centre + half)
 
 
-def play(game, seat: int, seed: int, times: list[float]) -> float:
+def opponent_bot(game, player: int, seed: int):
+  """The opponent bot, or None for uniform random (drawn from the game's
+  random state)."""
+  if _OPPONENT.value == "uniform_random":
+    return None
+  bot = pyspiel.load_bot(_OPPONENT.value.replace("{seed}", str(seed)), game,
+                         player)
+  bot.restart()
+  return bot
+
+
+def play(game, seat: int, seed: int, times: list[float],
+         opponent_times: list[float]) -> float:
   """One game, SoG in `seat`; returns SoG's return."""
   rng = np.random.RandomState(seed)
+  other = opponent_bot(game, 1 - seat, seed)
   sog = pyspiel.load_bot("sog", game, seat, {
       "time_limit": _TIME_LIMIT.value, "simulations": _SIMULATIONS.value,
       "seed": seed, **({"max_histories": _MAX_HISTORIES.value} if _MAX_HISTORIES.value >= 0 else {})})
@@ -67,8 +87,15 @@ def play(game, seat: int, seed: int, times: list[float]) -> float:
       start = time.monotonic()
       action = sog.step(state)
       times.append(time.monotonic() - start)
-    else:
+      if other is not None:
+        other.inform_action(state, player, action)
+    elif other is None:
       action = int(rng.choice(state.legal_actions()))
+      sog.inform_action(state, player, action)
+    else:
+      start = time.monotonic()
+      action = other.step(state)
+      opponent_times.append(time.monotonic() - start)
       sog.inform_action(state, player, action)
     state.apply_action(action)
   return state.returns()[seat]
@@ -77,10 +104,12 @@ def play(game, seat: int, seed: int, times: list[float]) -> float:
 def run_game(name: str) -> dict:
   game = pyspiel.load_game(name)
   times: list[float] = []
+  opponent_times: list[float] = []
   returns = []
   start = time.monotonic()
   for g in range(_NUM_GAMES.value):
-    returns.append(play(game, g % 2, g, times))
+    # Duplicate seats: games 2k and 2k + 1 share seed k, SoG in each seat.
+    returns.append(play(game, g % 2, g // 2, times, opponent_times))
     print(f"{name}: game {g + 1}/{_NUM_GAMES.value}, seat {g % 2}, return "
           f"{returns[-1]:+g} ({time.monotonic() - start:.0f} s)",
           file=sys.stderr, flush=True)
@@ -88,29 +117,36 @@ def run_game(name: str) -> dict:
   draws = sum(r == 0 for r in returns)
   n = len(returns)
   low, high = wilson(wins, n)
+  half = 1.96 * float(np.std(returns, ddof=1)) / math.sqrt(n) if n > 1 else 0
   return {
-      "game": name, "games": n, "wins": wins, "draws": draws,
-      "losses": n - wins - draws, "win_rate": wins / n,
+      "game": name, "opponent": _OPPONENT.value, "games": n, "wins": wins,
+      "draws": draws, "losses": n - wins - draws, "win_rate": wins / n,
       "win_rate_95": [low, high], "mean_return": float(np.mean(returns)),
+      "mean_return_95": half,
       "decision_seconds_median": statistics.median(times),
       "decision_seconds_max": max(times), "time_limit": _TIME_LIMIT.value,
+      "opponent_seconds_median": (statistics.median(opponent_times)
+                                  if opponent_times else None),
   }
 
 
 def main(argv):
   del argv
   rows = [run_game(name) for name in _GAMES.value.split(";") if name]
-  print(f"SoG (time_limit={_TIME_LIMIT.value} s) against uniform random, "
-        f"{_NUM_GAMES.value} games per row, seats alternating\n")
-  print("| game | wins / draws / losses | win rate (95%) | mean return | "
-        "s per decision (median / max) |")
-  print("|---|---|---|---|---|")
+  print(f"SoG (time_limit={_TIME_LIMIT.value} s) against {_OPPONENT.value}, "
+        f"{_NUM_GAMES.value} games per row, duplicate seats\n")
+  print("| game | wins / draws / losses | win rate (95%) | mean return "
+        "(95%) | SoG s per decision (median / max) | opponent s (median) |")
+  print("|---|---|---|---|---|---|")
   for r in rows:
     low, high = r["win_rate_95"]
+    other = r["opponent_seconds_median"]
     print(f"| {r['game']} | {r['wins']} / {r['draws']} / {r['losses']} | "
           f"{r['win_rate']:.2f} ({low:.2f}-{high:.2f}) | "
-          f"{r['mean_return']:+.2f} | {r['decision_seconds_median']:.2f} / "
-          f"{r['decision_seconds_max']:.2f} |")
+          f"{r['mean_return']:+.2f} +- {r['mean_return_95']:.2f} | "
+          f"{r['decision_seconds_median']:.2f} / "
+          f"{r['decision_seconds_max']:.2f} | "
+          f"{'' if other is None else f'{other:.2f}'} |")
   if _JSON.value:
     print(json.dumps({"rows": rows}))
 

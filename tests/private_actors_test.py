@@ -188,3 +188,28 @@ def test_bad_sampling_parameters_are_refused():
     pyspiel.load_bot("sog", game, 0, {"max_histories": -5})
   with pytest.raises(ValueError, match="unknown infostates 'bogus'"):
     pyspiel.load_bot("sog", game, 0, {"infostates": "bogus"})
+
+
+def test_sog_switches_to_action_observation_histories_when_strings_forget(
+    monkeypatch, capsys):
+  """Where the keys were chosen automatically and a decision infostate turns
+  out to lie in two public states, the bot re-keys by action-observation
+  histories and still decides (go_fish's strings forget this way; here
+  dark_hex 2x3 on OpenSpiel's strings, reached through the split)."""
+  from open_spiel_sog.public_state import observer as observer_lib  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(observer_lib, "_FORGETS_WHEN", frozenset())
+  game = pyspiel.load_game(DARK_HEX_2X3)
+  bot = pyspiel.load_bot("sog", game, 0, {"simulations": 30, "seed": 0})
+  assert bot.observer.infostate_source == "string"
+  state = game.new_initial_state()
+  for a in (0, 1, 2, 2, 3):  # player 1 retries after an illegal move
+    state.apply_action(a)
+  # Decisions on the way: the one at [0, 0, 1, 2, 3] shares player 0's
+  # string with this one, in another public state.
+  other = game.new_initial_state()
+  for a in (0, 0, 1, 2, 3):
+    other.apply_action(a)
+  for s in (other, state):
+    assert bot.step(s) in s.legal_actions()
+  assert bot.observer.infostate_source == "aoh"
+  assert "switching to action-observation histories" in capsys.readouterr().err

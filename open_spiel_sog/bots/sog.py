@@ -39,10 +39,12 @@ from open_spiel_sog.algorithms import resolving
 from open_spiel_sog.algorithms import value_functions
 from open_spiel_sog.bots import common
 from open_spiel_sog.public_state.observer import INFOSTATE_SOURCES
+from open_spiel_sog.public_state.observer import InfostateSplit
 from open_spiel_sog.public_state.observer import ObserverConfig
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
 from open_spiel_sog.public_state.observer import validate_game
+from open_spiel_sog.public_state.observer import unsupported_infostate_source
 
 @dataclasses.dataclass(frozen=True)
 class SoGConfig:
@@ -240,16 +242,43 @@ class SoGBot(pyspiel.Bot):
                           pyspiel.GameType.Dynamics.SIMULTANEOUS)
     self._search_game = search_game(game)
     self._player = player
+    self._rng = np.random.default_rng(config.seed)
+    self._build(config.infostates)
+
+  def _build(self, infostates: str) -> None:
+    """The observer, value function and resolver, on `infostates` keys."""
+    config = self.config
     self.observer = PublicStateObserver(
         self._search_game,
-        ObserverConfig(infostates=config.infostates,
+        ObserverConfig(infostates=infostates,
                        max_histories=config.max_histories,
                        sample_seed=config.seed))
     self.value_fn = make_value_function(config, self._search_game)
-    self._rng = np.random.default_rng(config.seed)
     self.resolver = resolving.Resolver(
-        self.observer, player, self.value_fn,
+        self.observer, self._player, self.value_fn,
         resolve_config(config, self._search_game), rng=self._rng)
+
+  def _search(self, state, player: int, fraction: float = 1.0):
+    """Locates `state` for `player` and re-solves there: (public state,
+    history index, search result). Where the game's infostate strings turn
+    out to forget (a decision infostate lies in two public states) and the
+    keys were chosen automatically, the bot switches to action-observation
+    histories (once, with a notice) and searches again."""
+    deadline = self._deadline(fraction)
+    try:
+      ps, h = self._locate(state, player)
+      return ps, h, self.resolver.search(ps, deadline)
+    except InfostateSplit as e:
+      if (self.config.infostates != "auto" or
+          self.observer.infostate_source != "string" or
+          unsupported_infostate_source(self._search_game, "aoh")):
+        raise
+      print(f"sog: {self._search_game}'s infostate strings forget what the "
+            f"player saw ({str(e).split(':', 1)[0]}...); switching to "
+            "action-observation histories", file=sys.stderr)
+      self._build("aoh")
+      ps, h = self._locate(state, player)
+      return ps, h, self.resolver.search(ps, deadline)
 
   @property
   def player(self) -> int:
@@ -270,10 +299,9 @@ class SoGBot(pyspiel.Bot):
     if (not self.config.search_opponent_nodes or player_id == self._player
         or player_id < 0 or state.is_terminal()):
       return
-    deadline = self._deadline()
     ps, _ = self._locate(state, player_id)
     if ps.is_player_node():
-      self.resolver.search(ps, deadline)
+      self._search(state, player_id)
 
   def inform_actions(self, state, actions):
     del state, actions  # the next step replays the history
@@ -316,19 +344,19 @@ class SoGBot(pyspiel.Bot):
     return time.monotonic() + fraction * self.config.time_limit
 
   def _policy(self, state) -> dict[int, float]:
-    deadline = self._deadline()
     if state.is_terminal():
       raise ValueError("sog: step called on a terminal state")
     if not state.is_simultaneous_node() and (
         state.current_player() != self._player):
       raise ValueError(f"sog: step called for player {self._player} at a "
                        f"state where player {state.current_player()} acts")
+    start = time.monotonic()
     if self._simultaneous and self._player == 1 and (
         self.config.search_opponent_nodes):
-      ps0, _ = self._locate(state, 0)
-      self.resolver.search(ps0, self._deadline(0.5))
-    ps, h = self._locate(state, self._player)
-    result = self.resolver.search(ps, deadline)
+      self._search(state, 0, 0.5)
+    remaining = 1.0 - (time.monotonic() - start) / max(
+        self.config.time_limit, 1e-9)
+    ps, h, result = self._search(state, self._player, remaining)
     j = int(ps.history_infostate[self._player][h])
     policy = result.policy(ps)[j]
     legal = (state.legal_actions(self._player) if state.is_simultaneous_node()

@@ -66,6 +66,11 @@ class PublicTreeTooLarge(ValueError):
   """The public tree has more public states than the configured bound."""
 
 
+class InfostateSplit(ValueError):
+  """A decision infostate lies in two public states: the game is not
+  timeable, or its infostate keys forget what the player saw."""
+
+
 @dataclasses.dataclass(frozen=True)
 class ObserverConfig:
   """Options of `PublicStateObserver`.
@@ -176,6 +181,13 @@ _PRESAMPLE = 4
 _FORGETS_WHEN = frozenset(
     {"dark_hex", "phantom_ttt", "latent_ttt", "kriegspiel", "dark_chess",
      "phantom_go"})
+
+
+def unsupported_infostate_source(game: pyspiel.Game, source: str
+                                 ) -> str | None:
+  """Why `game` cannot be keyed by infostate source `source` (one of
+  `INFOSTATE_SOURCES`), or None where it can."""
+  return _infostate_sources(game)[source]
 
 
 def is_imperfect_recall(game: pyspiel.Game) -> bool:
@@ -664,7 +676,7 @@ class PublicStateObserver:
     for key in ps.infostates(p):
       first_id, first_depth = home.setdefault((p, key), (ps.id, ps.depth))
       if first_id != ps.id:
-        raise ValueError(
+        raise InfostateSplit(
             f"{self.game}: player {p}'s infostate {key[:200]!r} lies in two "
             f"public states (depths {first_depth} and {ps.depth}): the game "
             "is not timeable (a player cannot tell how many moves were made) "

@@ -322,8 +322,8 @@ def test_buggy_public_observer_is_caught():
   observer = PublicStateObserver("kuhn_poker")
   original = observer._partition  # pylint: disable=protected-access
 
-  def leaky(children, actions, keys):
-    labels = original(children, actions, keys)
+  def leaky(children, actions, keys, actors):
+    labels = original(children, actions, keys, actors)
     return [f"{label}|{h.history()[1] if len(h.history()) > 1 else ''}"
             for label, h in zip(labels, children)]
 

@@ -258,13 +258,13 @@ class SoGBot(pyspiel.Bot):
         self.observer, self._player, self.value_fn,
         resolve_config(config, self._search_game), rng=self._rng)
 
-  def _search(self, state, player: int, fraction: float = 1.0):
-    """Locates `state` for `player` and re-solves there: (public state,
-    history index, search result). Where the game's infostate strings turn
-    out to forget (a decision infostate lies in two public states) and the
-    keys were chosen automatically, the bot switches to action-observation
-    histories (once, with a notice) and searches again."""
-    deadline = self._deadline(fraction)
+  def _search(self, state, player: int, deadline: float | None):
+    """Locates `state` for `player` and re-solves there by `deadline`:
+    (public state, history index, search result). Where the game's
+    infostate strings turn out to forget (a decision infostate lies in two
+    public states) and the keys were chosen automatically, the bot switches
+    to action-observation histories (once, with a notice) and searches
+    again."""
     try:
       ps, h = self._locate(state, player)
       return ps, h, self.resolver.search(ps, deadline)
@@ -299,9 +299,7 @@ class SoGBot(pyspiel.Bot):
     if (not self.config.search_opponent_nodes or player_id == self._player
         or player_id < 0 or state.is_terminal()):
       return
-    ps, _ = self._locate(state, player_id)
-    if ps.is_player_node():
-      self._search(state, player_id)
+    self._search(state, player_id, self._deadline())
 
   def inform_actions(self, state, actions):
     del state, actions  # the next step replays the history
@@ -350,13 +348,11 @@ class SoGBot(pyspiel.Bot):
         state.current_player() != self._player):
       raise ValueError(f"sog: step called for player {self._player} at a "
                        f"state where player {state.current_player()} acts")
-    start = time.monotonic()
+    deadline = self._deadline()
     if self._simultaneous and self._player == 1 and (
         self.config.search_opponent_nodes):
-      self._search(state, 0, 0.5)
-    remaining = 1.0 - (time.monotonic() - start) / max(
-        self.config.time_limit, 1e-9)
-    ps, h, result = self._search(state, self._player, remaining)
+      self._search(state, 0, self._deadline(0.5))
+    ps, h, result = self._search(state, self._player, deadline)
     j = int(ps.history_infostate[self._player][h])
     policy = result.policy(ps)[j]
     legal = (state.legal_actions(self._player) if state.is_simultaneous_node()

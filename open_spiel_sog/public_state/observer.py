@@ -155,7 +155,7 @@ def _infostate_sources(game: pyspiel.Game) -> dict[str, str | None]:
   game_type = game.get_type()
   perfect = (game_type.information ==
              pyspiel.GameType.Information.PERFECT_INFORMATION)
-  sources = {
+  return {
       "string": (None if game_type.provides_information_state_string
                  else "does not provide information_state_string"),
       "history": None if perfect else "is not a perfect-information game",
@@ -164,7 +164,6 @@ def _infostate_sources(game: pyspiel.Game) -> dict[str, str | None]:
               else "provides neither observation_string nor "
               "information_state_string"),
   }
-  return sources
 
 
 # An expansion with more than this many times max_histories children draws
@@ -198,13 +197,14 @@ def is_imperfect_recall(game: pyspiel.Game) -> bool:
   return game.get_type().short_name.endswith("_ir")
 
 
-def aoh_observation(state: pyspiel.State, player: int) -> str:
-  """What `player` observes at `state` in an action-observation history:
-  the game's observation_string, or its information_state_string in games
-  that provide only that (the imperfect-recall '_ir' variants)."""
-  if state.get_game().get_type().provides_observation_string:
-    return state.observation_string(player)
-  return state.information_state_string(player)
+def aoh_observation(game: pyspiel.Game):
+  """What a player observes at a state in an action-observation history, as
+  an unbound State method `(state, player) -> str`: the game's
+  observation_string, or its information_state_string in games that provide
+  only that (the imperfect-recall '_ir' variants)."""
+  if game.get_type().provides_observation_string:
+    return pyspiel.State.observation_string
+  return pyspiel.State.information_state_string
 
 
 def infostate_source(game: pyspiel.Game) -> str:
@@ -274,6 +274,14 @@ def _without_role(key: str) -> str:
     if key.endswith(suffix):
       return key[:-len(suffix)]
   return key
+
+
+def _pair_index(parent_history: np.ndarray, parent_action: np.ndarray,
+                history: int, action: int) -> int:
+  """The index of the child reached by `action` from `history`, or -1."""
+  hits = np.nonzero((parent_history == history) &
+                    (parent_action == action))[0]
+  return int(hits[0]) if hits.size else -1
 
 
 def _actors(histories: Sequence[pyspiel.State]) -> list[int]:
@@ -505,10 +513,10 @@ class PublicState:
   def child_of(self, history_index: int, action: int) -> tuple[PublicState, int]:
     """The child public state and history index reached by `action`."""
     for child in self.children():
-      hits = np.nonzero((child.parent_history == history_index)
-                        & (child.parent_action == action))[0]
-      if hits.size:
-        return child, int(hits[0])
+      k = _pair_index(child.parent_history, child.parent_action,
+                      history_index, action)
+      if k >= 0:
+        return child, k
     raise ValueError(f"action {action} is not legal in history {history_index} "
                      f"of public state {self.describe()}")
 
@@ -562,6 +570,7 @@ class PublicStateObserver:
       raise ValueError(f"{game} is not a perfect-information game")
     self.source = source
     self.infostate_source = self._infostate_source(self.config.infostates)
+    self._aoh_observation = aoh_observation(game)
     budget = self.config.max_memory_bytes
     if not budget:
       physical = physical_memory()
@@ -607,12 +616,13 @@ class PublicStateObserver:
     if self.infostate_source == "history":
       return _history_key(state)
     if self.infostate_source == "aoh":
+      observe = self._aoh_observation
       replay = self.game.new_initial_state()
-      key = _aoh_extend("", None, aoh_observation(replay, player))
+      key = _aoh_extend("", None, observe(replay, player))
       for a in state.history():
         own = a if replay.current_player() == player else None
         replay.apply_action(a)
-        key = _aoh_extend(key, own, aoh_observation(replay, player))
+        key = _aoh_extend(key, own, observe(replay, player))
       return key
     if not self._recall_keys or (not state.is_terminal() and
                                  state.current_player() == player):
@@ -684,7 +694,8 @@ class PublicStateObserver:
             "player saw, so it has no sound public tree"
             + ("; try infostates='aoh' (action-observation histories)"
                if self.infostate_source == "string" and
-               _infostate_sources(self.game)["aoh"] is None else ""))
+               unsupported_infostate_source(self.game, "aoh") is None
+               else ""))
 
   def _expand(self, ps: PublicState, force: tuple[int, int] | None = None,
               only_forced: bool = False) -> list[PublicState]:
@@ -718,19 +729,21 @@ class PublicStateObserver:
           pairs_h.append(i)
           pairs_a.append(a)
           pairs_r.append(c * p)
+    ph_all = np.asarray(pairs_h, dtype=np.int64)
+    pa_all = np.asarray(pairs_a, dtype=np.int64)
+    forced = -1  # the pair `force` names, then its child
+    if force is not None:
+      forced = _pair_index(ph_all, pa_all, *force)
+      if forced < 0:
+        raise ValueError(f"action {force[1]} is not legal in history "
+                         f"{force[0]} of public state {ps.describe()}")
     chosen = np.arange(len(pairs_h))
     chosen_r = np.asarray(pairs_r)
     if bound and len(pairs_h) > _PRESAMPLE * bound:
       # Too many children to build: draw them before building (each child
       # group is sampled again below if it is still too large).
-      ph_all = np.asarray(pairs_h)
-      pa_all = np.asarray(pairs_a)
-      forced_pair = -1
-      if force is not None:
-        hits = np.nonzero((ph_all == force[0]) & (pa_all == force[1]))[0]
-        forced_pair = int(hits[0]) if hits.size else -1
       chosen, chosen_r = self._sample(
-          chosen, chosen_r, self._strata(ps, ph_all, pa_all), forced_pair,
+          chosen, chosen_r, self._strata(ps, ph_all, pa_all), forced,
           _PRESAMPLE * bound)
     children: list[pyspiel.State] = []
     reach: list[float] = chosen_r.tolist()
@@ -743,9 +756,10 @@ class PublicStateObserver:
       parent_history.append(pairs_h[j])
       parent_action.append(pairs_a[j])
     self._check_memory(ps, len(children))
+    actors = _actors(children)
     keys = self._child_infostate_keys(ps, children, parent_history,
-                                      parent_action)
-    labels = self._partition(children, parent_action, keys)
+                                      parent_action, actors)
+    labels = self._partition(children, parent_action, keys, actors)
     groups: dict[str, list[int]] = {}
     for k, label in enumerate(labels):
       groups.setdefault(label, []).append(k)
@@ -753,13 +767,8 @@ class PublicStateObserver:
     reach_arr = np.asarray(reach)
     ph = np.asarray(parent_history)
     pa = np.asarray(parent_action)
-    forced = -1
     if force is not None:
-      hits = np.nonzero((ph == force[0]) & (pa == force[1]))[0]
-      if not hits.size:
-        raise ValueError(f"action {force[1]} is not legal in history "
-                         f"{force[0]} of public state {ps.describe()}")
-      forced = int(hits[0])
+      forced = int(np.searchsorted(chosen, forced))  # chosen is sorted
     for label, members in groups.items():  # insertion order: deterministic
       if only_forced and forced not in members:
         continue
@@ -850,19 +859,19 @@ class PublicStateObserver:
   def _child_infostate_keys(self, ps: PublicState,
                             children: list[pyspiel.State],
                             parent_history: list[int],
-                            parent_action: list[int]) -> list[list[str]]:
+                            parent_action: list[int],
+                            actors: list[int]) -> list[list[str]]:
     """[2][children] each child history's infostate key per player; an
     action-observation history extends its parent's by one step. Keys are
-    then told apart by the player's role (`_separate_roles`)."""
+    then told apart by the player's role (`_separate_roles`; `actors`: who
+    acts at each child)."""
     if self.infostate_source != "aoh":
       keys = [[self.infostate_string(h, p) for h in children]
               for p in range(2)]
     else:
       keys = [[], []]
       parent_actors = _actors(ps.histories)
-      observe = (pyspiel.State.observation_string
-                 if self.game.get_type().provides_observation_string else
-                 pyspiel.State.information_state_string)
+      observe = self._aoh_observation
       for p in range(2):
         parent_keys = [_without_role(k) for k in ps.infostates(p)]
         parent_index = ps.history_infostate[p].tolist()
@@ -871,20 +880,20 @@ class PublicStateObserver:
                         a if parent_actors[k] == p else None, observe(h, p))
             for h, k, a in zip(children, parent_history, parent_action)]
     if self.source != "perfect_information":
-      _separate_roles(_actors(children), keys)
+      _separate_roles(actors, keys)
     return keys
 
   def _partition(self, children: list[pyspiel.State], actions: list[int],
-                 keys: list[list[str]]) -> list[str]:
+                 keys: list[list[str]], actors: list[int]) -> list[str]:
     """A label per child history; equal labels share a public state."""
     if self.source == "perfect_information":
       return [str(a) for a in actions]
     if self.source == "native":
       obs = self._public_observation
       labels = [obs.string_from(h, 0) for h in children]
-      actors: dict[str, int] = {}
-      if all(actors.setdefault(label, int(h.current_player())) ==
-             int(h.current_player()) for label, h in zip(labels, children)):
+      acting: dict[str, int] = {}
+      if all(acting.setdefault(label, actor) == actor
+             for label, actor in zip(labels, actors)):
         return labels
       # The game's public observation does not say who acts (kriegspiel):
       # split each group into its common-knowledge components.
@@ -927,9 +936,8 @@ class PublicStateObserver:
         del children[i]
     else:
       children.append(child)
-    hits = np.nonzero((child.parent_history == index)
-                      & (child.parent_action == action))[0]
-    return child, int(hits[0])
+    return child, _pair_index(child.parent_history, child.parent_action,
+                              index, action)
 
   def _forget(self, ps: PublicState) -> None:
     """Drops the decision infostates of `ps` and its built descendants from

@@ -183,6 +183,45 @@ def test_children_grouped_by_public_observation():
   np.testing.assert_array_equal(slots.slots(decision, 1), [1, 2, 0])
 
 
+@pytest.mark.parametrize("game_string", ["go(board_size=5)",
+                                         "pig(winscore=10)"])
+def test_perfect_information_children_are_built_on_first_access(game_string):
+  """`child_sequence` builds one child per access; the children are those
+  of an eager expansion (same keys, chance reach and infostates), in
+  OpenSpiel's order, and `children()` returns the same objects."""
+  observer = PublicStateObserver(game_string)
+  ps = observer.root()
+  while True:  # the first decision, through any chance
+    history = ps.histories[0]
+    if not history.is_chance_node():
+      break
+    ps = ps.child_sequence()[0]
+  lazy = ps.child_sequence()
+  actions = history.legal_actions()
+  assert isinstance(lazy, observer_lib.LazyChildren)
+  assert len(lazy) == len(actions)
+  built = len(observer.public_states)
+  child, index = ps.child_of(0, actions[-1])
+  assert len(observer.public_states) == built + 1  # one child, not all
+  assert index == 0 and child.histories[0].history()[-1] == actions[-1]
+  children = ps.children()
+  assert children[-1] is child and ps.child_sequence() is children
+  eager = observer._expand(ps)  # pylint: disable=protected-access
+  assert [c.key for c in children] == [c.key for c in eager]
+  for lazy_child, eager_child in zip(children, eager):
+    assert lazy_child.histories[0].history() == eager_child.histories[0].history()
+    np.testing.assert_array_equal(lazy_child.chance_reach,
+                                  eager_child.chance_reach)
+    for p in range(2):
+      assert lazy_child.infostates(p) == eager_child.infostates(p)
+  if not game_string.startswith("pig"):
+    return
+  chance = next(c for c in children if c.is_chance_node())  # "roll"
+  outcomes = chance.histories[0].chance_outcomes()
+  assert [c.chance_reach[0] for c in chance.child_sequence()] == pytest.approx(
+      [p for _, p in outcomes if p > 0])
+
+
 @pytest.mark.parametrize("game_string,num_slots", [
     ("kuhn_poker", 3), ("leduc_poker", 6), (LIARS_DICE, 4)])
 def test_slots_are_the_private_chance_outcome(game_string, num_slots):

@@ -129,6 +129,40 @@ def test_rollout_packed_values_are_the_per_query_ones():
   np.testing.assert_allclose(again[1], 2 * values[1])
 
 
+@pytest.mark.parametrize("game_string,top_k", [
+    ("leduc_poker", 0), ("connect_four", 1), ("pig(winscore=10)", 1)])
+def test_rollout_leaves_folded_into_sums_search_the_same(game_string, top_k):
+  """A search that folds rollout leaves into fixed sums (what the bot runs)
+  gives bit for bit the policy and values of one that queries the value
+  function on every update (what recording queries runs)."""
+  game = pyspiel.load_game(game_string)
+  results = []
+  for record in (True, False):
+    observer = PublicStateObserver(game)
+    root = observer.root()
+    while root.is_chance_node():
+      root = root.children()[0]
+    search = gt_cfr.GTCFR(
+        root, value_functions.RolloutValueFunction(game, num_rollouts=2,
+                                                   seed=3),
+        gt_cfr.GTCFRConfig(simulations=80, top_k=top_k,
+                           record_queries=record),
+        rng=np.random.default_rng(5))
+    result = search.run()
+    assert search._fixed is not record  # pylint: disable=protected-access
+    assert (len(result.queries) > 0) == record
+    results.append(result)
+  queried, folded = results
+  assert len(queried.tree.nodes) == len(folded.tree.nodes) > 40
+  for p in range(2):
+    np.testing.assert_array_equal(queried.root_values[p],
+                                  folded.root_values[p])
+  for node in queried.tree.nodes:
+    if node.rows is not None:
+      assert queried.policy(node.ps) == folded.policy(
+          folded.tree.nodes[node.index].ps)
+
+
 @pytest.mark.parametrize("game_string", [
     "leduc_poker", "go(board_size=5)", "backgammon", "pig(winscore=10)"])
 def test_native_rollouts_play_the_python_games(game_string):

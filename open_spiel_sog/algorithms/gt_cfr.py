@@ -51,6 +51,7 @@ import numpy as np
 from open_spiel_sog.algorithms.value_functions import PackedQueries
 from open_spiel_sog.algorithms.value_functions import Query
 from open_spiel_sog.algorithms.value_functions import ValueFunction
+from open_spiel_sog.public_state.observer import LazyChildren
 from open_spiel_sog.public_state.observer import PublicState
 
 
@@ -161,16 +162,20 @@ class _Node:
     self.entry_start = [0, 0]
     self.rows: np.ndarray | None = None  # acting player's rows (interior)
     self.expanded = False
-    self.children: dict[int, int] = {}  # index in ps.children() -> node
+    self.children: dict[int, int] = {}  # index in ps.child_sequence() -> node
     self.prior: np.ndarray | None = None  # [n_q, num_actions] latest prior
     self.transitions: dict[tuple[int, int], tuple[int, int]] | None = None
 
   def transition(self, history: int, action: int) -> tuple[int, int] | None:
-    """(index in ps.children(), history index there) reached by `action`,
+    """(index in ps.child_sequence(), history index there) reached by `action`,
     or None where a sampled public state dropped that child."""
     if self.transitions is None:
+      children = self.ps.child_sequence()
+      if isinstance(children, LazyChildren):
+        c = children.position(history, action)
+        return None if c is None else (c, 0)
       table = {}
-      for c, child in enumerate(self.ps.children()):
+      for c, child in enumerate(self.ps.child_sequence()):
         for k, (h, a) in enumerate(zip(child.parent_history.tolist(),
                                        child.parent_action.tolist())):
           table[(h, a)] = (c, k)
@@ -390,7 +395,7 @@ class SearchTree:
     reached by `actions[j]` (a list of actions per infostate j of the acting
     player). Returns the number of public states added."""
     ps = node.ps
-    children = ps.children()
+    children = ps.child_sequence()
     if node.player >= 0 and node.rows is None:
       self._make_rows(node)
     wanted: set[int]
@@ -412,6 +417,7 @@ class SearchTree:
         node.children[c] = self._add_node(children[c], node.index)
         added += 1
     node.expanded = True
+    self._leaves = None
     if node.player >= 0:
       self._update_active(node, full=len(node.children) == len(children))
     return added
@@ -422,9 +428,9 @@ class SearchTree:
     if t is None or t[0] in node.children:
       return 0
     c = t[0]
-    node.children[c] = self._add_node(node.ps.children()[c], node.index)
+    node.children[c] = self._add_node(node.ps.child_sequence()[c], node.index)
     self._update_active(node, full=len(node.children) == len(
-        node.ps.children()))
+        node.ps.child_sequence()))
     return 1
 
   def _update_active(self, node: _Node, full: bool) -> None:
@@ -698,6 +704,18 @@ class GTCFR:
     self.grow_node = self.tree.node(path[-1])
     self.updates = 0
     self.queries = QueryLog()
+    # Leaves whose values are a fixed sum over their histories
+    # (`ValueFunction.fixed_history_values`: rollouts) are folded into
+    # arrays like the terminals' instead of being queried on every update,
+    # unless queries are recorded (the arrays give the same sums).
+    self._fixed = (type(value_fn).fixed_history_values
+                   is not ValueFunction.fixed_history_values and
+                   not self.config.record_queries)
+    self._fixed_leaves: list[int] | None = None  # tree.leaves() folded in
+    self._fixed_slices: dict[int, tuple[int, int]] = {}  # node -> histories
+    self._fixed_arrays = (np.zeros(0, np.int64), np.zeros(0, np.int64),
+                          np.zeros(0))
+    self._fixed_size = 0
     self._last_seq_values: list[np.ndarray | None] = [None, None]
     self._last_row_values: list[np.ndarray | None] = [None, None]
     self._last_layout: list[tuple[int, int]] = [(0, 1), (0, 1)]
@@ -725,6 +743,60 @@ class GTCFR:
 
   # --- Regret update phase ---------------------------------------------------
 
+  def _fold_fixed_leaves(self) -> bool:
+    """Brings the fixed-value leaf arrays up to date with the tree's leaves
+    (new leaves appended, expanded ones zeroed); False where the value
+    function turns out not to have fixed values."""
+    tree = self.tree
+    leaves = tree.leaves()
+    if leaves is self._fixed_leaves:
+      return True
+    current = set(leaves)
+    e0, e1, w = self._fixed_arrays
+    for i in [i for i in self._fixed_slices if i not in current]:
+      lo, hi = self._fixed_slices.pop(i)
+      w[lo:hi] = 0.0
+    for i in leaves:
+      if i in self._fixed_slices:
+        continue
+      node = tree.nodes[i]
+      fixed = self.value_fn.fixed_history_values(node.ps)
+      if fixed is None:
+        self._fixed = False
+        return False
+      inf0, inf1, weight, prior = fixed
+      lo, hi = self._fixed_size, self._fixed_size + len(weight)
+      if hi > len(w):
+        cap = max(hi, 2 * len(w), 256)
+        e0, e1, w = (np.concatenate([a, np.zeros(cap - len(a), a.dtype)])
+                     for a in (e0, e1, w))
+        self._fixed_arrays = (e0, e1, w)
+      e0[lo:hi] = node.entry_start[0] + inf0
+      e1[lo:hi] = node.entry_start[1] + inf1
+      w[lo:hi] = weight
+      self._fixed_size = hi
+      self._fixed_slices[i] = (lo, hi)
+      if prior is not None:
+        node.prior = prior
+    self._fixed_leaves = leaves
+    return True
+
+  def _fixed_leaf_values(self, compiled, reaches):
+    """`_leaf_values` from the folded arrays (the same sums, in the same
+    order: per entry, then per sequence)."""
+    n = self._fixed_size
+    e0, e1, w = (a[:n] for a in self._fixed_arrays)
+    r0 = reaches[0][compiled[0].e_seq[e0]]
+    r1 = reaches[1][compiled[1].e_seq[e1]]
+    per_entry = [
+        np.bincount(e0, weights=w * r1, minlength=compiled[0].num_entries),
+        -np.bincount(e1, weights=w * r0, minlength=compiled[1].num_entries)]
+    # Entries that are not at leaves hold exact zeros, which leave the sums
+    # unchanged.
+    out = [np.bincount(compiled[p].e_seq, weights=per_entry[p],
+                       minlength=compiled[p].num_seq) for p in range(2)]
+    return out, per_entry
+
   def _leaf_values(self, compiled, reaches, record: bool):
     """The leaves' values for both players (one batched value-function call):
     ([S_p] landing on sequences, [E_p] per entry)."""
@@ -734,6 +806,8 @@ class GTCFR:
     leaves = tree.leaves()
     if not leaves:
       return out, per_entry
+    if self._fixed and self._fold_fixed_leaves():
+      return self._fixed_leaf_values(compiled, reaches)
     entries = [self._leaf_entries(p) for p in range(2)]
     seqs = [compiled[p].e_seq[entries[p]] for p in range(2)]
     key = (self._uid, len(tree.nodes))

@@ -138,6 +138,18 @@ class ValueFunction(abc.ABC):
         if evaluations else np.zeros(0) for p in range(2))
     return values, [e.policy for e in evaluations]
 
+  def fixed_history_values(self, ps: PublicState):
+    """Where this function's values at `ps` are a fixed weighted sum over
+    histories, (infostate of player 0 [K], of player 1 [K], weight [K],
+    prior) such that, for any ranges, v0[e] = sum over the K histories with
+    player 0's infostate e of weight * r1[infostate of player 1], v1[e] =
+    -(the same with the players swapped), and `evaluate`'s policy is
+    `prior`. None (the default) where values depend on the ranges otherwise
+    (networks, solvers). A search may then fold the leaf into its own sums
+    instead of querying it on every update."""
+    del ps
+    return None
+
 
 # --- Normalisation (the single convention, DESIGN.md section 4) -------------
 
@@ -538,6 +550,10 @@ class RolloutValueFunction(ValueFunction):
         policy.setflags(write=False)
       self._policies[ps.id] = policy
     return self._policies[ps.id]
+
+  def fixed_history_values(self, ps: PublicState):
+    _, _, inf0, inf1, weight = self._history_values(ps)
+    return inf0, inf1, weight, self._policy(ps)
 
   def evaluate(self, queries: Sequence[Query]) -> list[Evaluation]:
     out = []

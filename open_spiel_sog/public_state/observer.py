@@ -22,6 +22,7 @@ search can walk a large game without enumerating it.
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import hashlib
 import os
@@ -365,6 +366,51 @@ def _actor_name(player: int) -> str:
       player, f"player {player}")
 
 
+class LazyChildren(collections.abc.Sequence):
+  """The children of a perfect-information public state (one history), one
+  per legal action (chance: per outcome of positive probability), in
+  OpenSpiel's order, each built on first access.
+
+  A search that adds one child per expansion (GT-CFR's top_k=1, the
+  perfect-information default) then builds one child state, not one per
+  legal move (82 on 9x9 go). Iterating builds them all; `children()` then
+  returns the same objects. See `PublicState.child_sequence`."""
+
+  def __init__(self, observer: "PublicStateObserver", parent: "PublicState"):
+    history = parent.histories[0]
+    if history.is_chance_node():
+      outcomes = [(a, p) for a, p in history.chance_outcomes() if p > 0.0]
+    else:
+      outcomes = [(a, 1.0) for a in history.legal_actions()]
+    self._observer = observer
+    self._parent = parent
+    self._actions = [a for a, _ in outcomes]
+    self._probs = [p for _, p in outcomes]
+    self._position = {a: i for i, a in enumerate(self._actions)}
+    self._built: list[PublicState | None] = [None] * len(outcomes)
+
+  def __len__(self) -> int:
+    return len(self._actions)
+
+  def __getitem__(self, i):
+    if isinstance(i, slice):
+      return [self[j] for j in range(*i.indices(len(self)))]
+    child = self._built[i]
+    if child is None:
+      child = self._built[i] = self._observer._perfect_information_child(  # pylint: disable=protected-access
+          self._parent, self._actions[i], self._probs[i])
+    return child
+
+  def position(self, history: int, action: int) -> int | None:
+    """The index of the child reached by `action` from history `history`
+    (always 0 here), or None if that is not a legal move."""
+    return self._position.get(action) if history == 0 else None
+
+  def built(self) -> list[PublicState]:
+    """The children built so far."""
+    return [c for c in self._built if c is not None]
+
+
 class PublicState:
   """A public state: histories, their infostates and the public tree links.
 
@@ -398,6 +444,7 @@ class PublicState:
     self.parent_history = np.asarray(parent_history, dtype=np.int64)
     self.parent_action = np.asarray(parent_action, dtype=np.int64)
     self._children: list[PublicState] | None = None
+    self._lazy_children: LazyChildren | None = None
     # True when the histories are a sample (here or in an ancestor).
     self.sampled = parent is not None and parent.sampled
 
@@ -507,12 +554,31 @@ class PublicState:
     """Child public states (expanded on first call; one action may lead to
     several children, e.g. a chance outcome seen differently)."""
     if self._children is None:
-      self._children = self.observer._expand(self)  # pylint: disable=protected-access
+      if self._lazy_children is not None:
+        self._children = list(self._lazy_children)
+      else:
+        self._children = self.observer._expand(self)  # pylint: disable=protected-access
     return self._children
+
+  def child_sequence(self) -> Sequence[PublicState]:
+    """The same children as `children()`, in its order; in a perfect-
+    information game, before `children()` is called, a LazyChildren that
+    builds each child on first access."""
+    if (self._children is None and not self.is_terminal() and
+        self.observer.source == "perfect_information"):
+      if self._lazy_children is None:
+        self._lazy_children = LazyChildren(self.observer, self)
+      return self._lazy_children
+    return self.children()
 
   def child_of(self, history_index: int, action: int) -> tuple[PublicState, int]:
     """The child public state and history index reached by `action`."""
-    for child in self.children():
+    children = self.child_sequence()
+    if isinstance(children, LazyChildren):
+      i = children.position(history_index, action)
+      if i is not None:
+        return children[i], 0
+    for child in children:
       k = _pair_index(child.parent_history, child.parent_action,
                       history_index, action)
       if k >= 0:
@@ -798,6 +864,16 @@ class PublicStateObserver:
       child.sampled = child.sampled or sampled
       result.append(child)
     return result
+
+  def _perfect_information_child(self, ps: PublicState, action: int,
+                                 prob: float) -> PublicState:
+    """The child of perfect-information `ps` reached by `action` (chance:
+    an outcome of probability `prob`), as `_expand` would group it."""
+    child = ps.histories[0].child(action)
+    return self._new_public_state(
+        ps, str(action), [child], np.asarray([ps.chance_reach[0] * prob]),
+        np.zeros(1, dtype=np.int64), np.asarray([action], dtype=np.int64),
+        [[self.infostate_string(child, p)] for p in range(2)])
 
   @staticmethod
   def _strata(ps: PublicState, parent_history: np.ndarray,

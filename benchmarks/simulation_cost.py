@@ -10,9 +10,10 @@ simulations, uct_c 2, a `RandomRolloutEvaluator` with one rollout) each take
 one decision, in turn, in this process, --repeats times. Reported: the
 median seconds per decision of each, and their ratio (SoG / MCTS), per game
 (over positions and repeats). Both searches are timed from `step` to its
-return. SoG's rollout value function plays `rollouts` (default 8) games per
-leaf history, MCTS one per simulation: the ratio compares the bots as
-configured, not equal numbers of rollouts.
+return. By default SoG's rollout value function plays one random game per
+leaf (`rollouts=1`), as MCTS's evaluator does per simulation, so that the
+ratio compares equal work; `--sog_params=value_function=rollout` compares
+the bots as configured (sog's default is 8 rollouts per leaf history).
 """
 
 import json
@@ -33,8 +34,9 @@ _GAMES = flags.DEFINE_string(
 _SIMULATIONS = flags.DEFINE_integer("simulations", 100,
                                     "Simulations of both searches.")
 _SOG_PARAMS = flags.DEFINE_string(
-    "sog_params", "value_function=rollout",
-    "Other sog parameters, 'name=value,...'.")
+    "sog_params", "value_function=rollout,rollouts=1",
+    "Other sog parameters, 'name=value,...' (default: one rollout per leaf, "
+    "MCTS's work per simulation).")
 _POSITIONS = flags.DEFINE_integer(
     "positions", 3, "Positions per game: the initial state and states after "
     "10, 20, ... uniformly random moves.")

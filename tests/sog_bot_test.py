@@ -212,6 +212,7 @@ def test_bad_parameter_values_are_rejected():
     ("leduc_poker", 0.4),  # first decision: the root search and its set-up
     ("breakthrough(rows=5,columns=5)", 0.4),  # perfect information, no strings
     ("goofspiel(num_cards=4,imp_info=True)", 0.4),  # simultaneous: 2 searches
+    ("go", 1.0),  # 19x19: 361 children, 5 s of rollouts at 8 per history
 ])
 def test_time_limit_is_honoured_and_used(game_string, limit):
   """With a simulation cap out of reach, each decision stops by time: no
@@ -233,9 +234,12 @@ def test_time_limit_is_honoured_and_used(game_string, limit):
       took.append((time.monotonic() - start) / 2)
       state.apply_actions(actions)
     else:
+      player = state.current_player()
       start = time.monotonic()
-      action = bots[state.current_player()].step(state)
+      action = bots[player].step(state)
       took.append(time.monotonic() - start)
+      for bot in bots:  # as evaluate_bots does (the opponent searches here)
+        bot.inform_action(state, player, action)
       state.apply_action(action)
   assert len(took) >= 2
   assert max(took) <= 1.2 * limit + 0.1, took
@@ -407,3 +411,80 @@ def test_load_bot_reads_a_checkpoint_once_and_shares_no_search_state(
   os.replace(path + ".new", path)
   pyspiel.load_bot("sog", game, 0, params)
   assert len(reads) == 2
+
+
+def _play_recording(game, bots, seed):
+  """Plays one game as `evaluate_bots` does (restart, step, inform_action),
+  recording each decision's policy and, after it, each bot's live public
+  states; returns (policies, live counts per bot, the final state)."""
+  rng = np.random.default_rng(seed)
+  state = game.new_initial_state()
+  for bot in bots:
+    bot.restart()
+  policies, live = [], []
+  while not state.is_terminal():
+    if state.is_chance_node():
+      actions, probs = zip(*state.chance_outcomes())
+      action = int(rng.choice(actions, p=probs))
+    else:
+      policy, action = bots[state.current_player()].step_with_policy(state)
+      policies.append(policy)
+      live.append([len(bot.observer.public_states) for bot in bots])
+    for bot in bots:
+      bot.inform_action(state, state.current_player(), action)
+    state.apply_action(action)
+  return policies, live, state
+
+
+def _reachable(bot, state):
+  """What pruning must keep: the path to `state`'s public state, the
+  path's children, and the subtree of the latest search's root."""
+  keep = bot.resolver.last_result.tree.root_ps
+  allowed = set()
+  stack = [keep]
+  while stack:
+    ps = stack.pop()
+    allowed.add(ps.id)
+    stack.extend(bot.observer._built_children(ps))  # pylint: disable=protected-access
+  node = keep
+  while node.parent is not None:
+    node = node.parent
+    allowed.add(node.id)
+    allowed.update(c.id for c in bot.observer._built_children(node))  # pylint: disable=protected-access
+  return allowed
+
+
+@pytest.mark.parametrize("game_string,params", [
+    ("leduc_poker", {"simulations": 30, "value_function": "rollout"}),
+    ("breakthrough(rows=5,columns=5)", {"simulations": 30}),
+])
+def test_pruning_bounds_memory_and_changes_no_decision(game_string, params):
+  """Each bot drops the public states play can no longer reach: live ones
+  are only the path, its children and the latest search tree, and they do
+  not pile up over a game; decisions are exactly those of bots that keep
+  everything; a second game starts from the root alone."""
+  game = pyspiel.load_game(game_string)
+  pruned = _sog_bots(game, params)
+  policies, live, state = _play_recording(game, pruned, seed=1)
+  kept = _sog_bots(game, params)
+  for bot in kept:
+    bot.observer.prune = lambda keep: []
+  kept_policies, kept_live, kept_state = _play_recording(game, kept, seed=1)
+  assert policies == kept_policies  # bit for bit
+  assert state.history() == kept_state.history()
+  assert len(policies) >= 4
+  for bot in pruned:
+    assert {ps.id for ps in bot.observer.public_states} <= _reachable(
+        bot, state)
+  # Without pruning the observers hold every search's tree.
+  assert sum(live[-1]) < 0.7 * sum(kept_live[-1]), (live, kept_live)
+  # A new game: ids are not reused, and the root is all that is left.
+  bot = pruned[0]
+  last_id = max(ps.id for ps in bot.observer.public_states)
+  bot.restart()
+  assert [ps.id for ps in bot.observer.public_states] == [
+      bot.observer.root().id]
+  _, second_live, second = _play_recording(game, pruned, seed=2)
+  assert second.is_terminal()
+  assert min(ps.id for ps in bot.observer.public_states
+             if ps.parent is not None) > last_id

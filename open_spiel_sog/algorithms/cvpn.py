@@ -219,6 +219,13 @@ class Encoder:
             "utility_scale": self.utility_scale,
             "value_unit": self.value_unit.tolist()}
 
+  def forget(self, observer, ids) -> None:
+    """Drops the cached parts of public states `ids` of `observer`."""
+    per_observer = self._cache.get(observer)
+    if per_observer:
+      for i in ids:
+        per_observer.pop(i, None)
+
   def _static(self, ps: PublicState):
     per_observer = self._cache.get(ps.observer)
     if per_observer is None:
@@ -763,6 +770,9 @@ class CVPNValueFunction(value_functions.ValueFunction):
     self._packed_cache: dict = {}
 
   _MAX_PACKED_CACHE = 256
+
+  def forget(self, observer, ids) -> None:
+    self.net.encoder.forget(observer, ids)
 
   def _packed_arrays(self, packed: value_functions.PackedQueries):
     key = packed.key

@@ -138,6 +138,11 @@ class ValueFunction(abc.ABC):
         if evaluations else np.zeros(0) for p in range(2))
     return values, [e.policy for e in evaluations]
 
+  def forget(self, observer, ids) -> None:
+    """Drops what is cached for the public states `ids` of `observer`
+    (which `PublicStateObserver.prune` or `restart` dropped)."""
+    del observer, ids
+
   def fixed_history_values(self, ps: PublicState):
     """Where this function's values at `ps` are a fixed weighted sum over
     histories, (infostate of player 0 [K], of player 1 [K], weight [K],
@@ -550,6 +555,13 @@ class RolloutValueFunction(ValueFunction):
         policy.setflags(write=False)
       self._policies[ps.id] = policy
     return self._policies[ps.id]
+
+  def forget(self, observer, ids) -> None:
+    # Keyed by id alone: one rollout value function serves one observer.
+    del observer
+    for i in ids:
+      self._cache.pop(i, None)
+      self._policies.pop(i, None)
 
   def fixed_history_values(self, ps: PublicState):
     _, _, inf0, inf1, weight = self._history_values(ps)

@@ -254,6 +254,7 @@ class SoGBot(pyspiel.Bot):
                        max_histories=config.max_histories,
                        sample_seed=config.seed))
     self.value_fn = make_value_function(config, self._search_game)
+    self._rollouts_fitted = False
     self.resolver = resolving.Resolver(
         self.observer, self._player, self.value_fn,
         resolve_config(config, self._search_game), rng=self._rng)
@@ -267,7 +268,8 @@ class SoGBot(pyspiel.Bot):
     again."""
     try:
       ps, h = self._locate(state, player)
-      return ps, h, self.resolver.search(ps, deadline)
+      self._fit_rollouts(ps)
+      return ps, h, self._prune(self.resolver.search(ps, deadline))
     except InfostateSplit as e:
       if (self.config.infostates != "auto" or
           self.observer.infostate_source != "string" or
@@ -278,7 +280,45 @@ class SoGBot(pyspiel.Bot):
             "action-observation histories", file=sys.stderr)
       self._build("aoh")
       ps, h = self._locate(state, player)
-      return ps, h, self.resolver.search(ps, deadline)
+      return ps, h, self._prune(self.resolver.search(ps, deadline))
+
+  # Under a time limit, the rollouts of one full expansion of the searched
+  # public state may take at most this fraction of it.
+  _ROLLOUT_SHARE = 0.3
+
+  def _fit_rollouts(self, ps: PublicState) -> None:
+    """Under `time_limit`, once per bot: fewer rollouts per history where
+    the rollouts of one full expansion of the first searched public state
+    (its histories times their moves) would take more than a third of the
+    limit (19x19 go: 361 children of 1.7 ms rollouts, 5 s at 8 rollouts).
+    An update cannot stop half way through valuing its new leaves."""
+    vf = self.value_fn
+    if (self._rollouts_fitted or not self.config.time_limit or
+        not isinstance(vf, value_functions.RolloutValueFunction)):
+      return
+    self._rollouts_fitted = True
+    history = ps.histories[0]
+    start = time.perf_counter()
+    value_functions.random_rollouts(history, 3, self.config.seed)
+    per_rollout = (time.perf_counter() - start) / 3
+    children = len(ps.histories) * max(len(history.legal_actions()), 1)
+    fit = int(self._ROLLOUT_SHARE * self.config.time_limit /
+              max(per_rollout * children, 1e-12))
+    if fit < vf.num_rollouts:
+      rollouts = max(1, fit)
+      print(f"sog: {vf.num_rollouts} rollouts per history would not fit "
+            f"time_limit={self.config.time_limit:g} in {self._search_game} "
+            f"({children} child histories at {1e3 * per_rollout:.2f} ms per "
+            f"rollout); using {rollouts}", file=sys.stderr)
+      vf.num_rollouts = rollouts
+
+  def _prune(self, result):
+    """Drops the public states that play can no longer reach (those off
+    the path above the search's root), so that memory stays bounded over a
+    game: the path, its children and the latest search tree."""
+    self.value_fn.forget(self.observer,
+                         self.observer.prune(result.tree.root_ps))
+    return result
 
   @property
   def player(self) -> int:
@@ -288,9 +328,11 @@ class SoGBot(pyspiel.Bot):
 
   def restart(self):
     self.resolver.reset()
+    # A new game: nothing built for the previous one is needed.
+    self.value_fn.forget(self.observer, self.observer.restart())
 
   def restart_at(self, state):
-    self.resolver.reset()
+    self.restart()
 
   def provides_policy(self):
     return True

@@ -416,7 +416,8 @@ class PublicState:
 
   Attributes:
     observer: the observer that built this public state.
-    id: index of the public state within its observer (creation order).
+    id: unique within its observer, in creation order (never reused, also
+      after `prune`).
     parent: the parent public state (None at the root).
     depth: number of public transitions from the root.
     key: the public observation (or partition label) that tells it apart from
@@ -643,6 +644,7 @@ class PublicStateObserver:
       budget = physical // 2 if physical else 0
     self._memory_budget = budget or None
     self._public_states: list[PublicState] = []
+    self._next_id = 0
     self._root: PublicState | None = None
     # OpenSpiel's EFG games describe only the acting player's infoset; a
     # waiting player's string does not encode its own past moves.
@@ -706,8 +708,66 @@ class PublicStateObserver:
 
   @property
   def public_states(self) -> list[PublicState]:
-    """Every public state built so far, in creation order (ids)."""
+    """Every public state built so far and not dropped by `prune` or
+    `restart`, in creation order (ids)."""
     return self._public_states
+
+  @staticmethod
+  def _built_children(ps: PublicState) -> list[PublicState]:
+    if ps._children is not None:  # pylint: disable=protected-access
+      return ps._children  # pylint: disable=protected-access
+    if ps._lazy_children is not None:  # pylint: disable=protected-access
+      return ps._lazy_children.built()  # pylint: disable=protected-access
+    return []
+
+  def _drop_below(self, ps: PublicState, dropped: list[int]) -> None:
+    """Forgets the built descendants of `ps` (appending their ids to
+    `dropped`); its children are built again, with new ids, if asked for."""
+    stack = list(self._built_children(ps))
+    for child in stack:
+      self._forget(child)
+    while stack:
+      node = stack.pop()
+      dropped.append(node.id)
+      stack.extend(self._built_children(node))
+    ps._children = None  # pylint: disable=protected-access
+    ps._lazy_children = None  # pylint: disable=protected-access
+
+  def _remove(self, dropped: list[int]) -> list[int]:
+    if dropped:
+      gone = set(dropped)
+      self._public_states = [ps for ps in self._public_states
+                             if ps.id not in gone]
+    return dropped
+
+  def prune(self, keep: PublicState) -> list[int]:
+    """Drops what play can no longer reach once it has reached `keep`: the
+    descendants of every child of keep's ancestors that is off the path to
+    `keep`. Kept: the path from the root, the path's children (a search
+    through the path expands them) and everything under `keep`; so a bot
+    that prunes at each search root keeps its memory bounded by the path
+    and its latest search tree over a whole game. Returns the dropped ids
+    (caches keyed by them can go)."""
+    if keep.observer is not self:
+      raise ValueError("prune: the public state belongs to another observer")
+    dropped: list[int] = []
+    node = keep
+    while node.parent is not None:
+      for sibling in self._built_children(node.parent):
+        if sibling is not node:
+          self._drop_below(sibling, dropped)
+      node = node.parent
+    return self._remove(dropped)
+
+  def restart(self) -> list[int]:
+    """Drops every public state but the root (a new game: nothing built
+    for the previous one is reachable by reference any more, ids are not
+    reused). Returns the dropped ids."""
+    dropped: list[int] = []
+    if self._root is not None:
+      self._drop_below(self._root, dropped)
+    self._replaced = []
+    return self._remove(dropped)
 
   def root(self) -> PublicState:
     """The public state of the game's initial state."""
@@ -728,11 +788,12 @@ class PublicStateObserver:
           f"histories, more than max_histories_per_public_state={bound}; the "
           "game is too large for exact public states (raise the bound via "
           "ObserverConfig if you have the memory)")
-    ps = PublicState(self, len(self._public_states), parent, key, histories,
+    ps = PublicState(self, self._next_id, parent, key, histories,
                      chance_reach, parent_history, parent_action,
                      infostate_keys)
     self._check_decisions_home(ps)
     self._public_states.append(ps)
+    self._next_id += 1
     return ps
 
   def _check_decisions_home(self, ps: PublicState) -> None:

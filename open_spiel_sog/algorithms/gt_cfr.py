@@ -689,9 +689,8 @@ class GTCFR:
       # The growth root's prior, for PUCT there (no beliefs known yet).
       prior_ranges = (self.root_ranges if grow is root else
                       [np.ones(grow.num_infostates(p)) for p in range(2)])
-      evaluation = self.value_fn.evaluate(
-          [Query(grow, (prior_ranges[0], prior_ranges[1]))])[0]
-      self._grow_prior = evaluation.policy
+      self._grow_prior = self.value_fn.prior(
+          Query(grow, (prior_ranges[0], prior_ranges[1])))
     else:
       self._grow_prior = None
     for ps in path:

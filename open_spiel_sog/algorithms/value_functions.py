@@ -31,6 +31,7 @@ from __future__ import annotations
 import abc
 import collections
 import dataclasses
+import time
 from typing import Sequence
 import warnings
 
@@ -137,6 +138,12 @@ class ValueFunction(abc.ABC):
         np.concatenate([e.values[p] for e in evaluations])
         if evaluations else np.zeros(0) for p in range(2))
     return values, [e.policy for e in evaluations]
+
+  def prior(self, query: Query) -> np.ndarray | None:
+    """The policy `evaluate` gives `query` (what PUCT needs at a search's
+    growth root); value functions whose prior does not need the values
+    override this to skip them."""
+    return self.evaluate([query])[0].policy
 
   def forget(self, observer, ids) -> None:
     """Drops what is cached for the public states `ids` of `observer`
@@ -497,9 +504,16 @@ class RolloutValueFunction(ValueFunction):
   distribution. The per-history mean return does not depend on the ranges,
   so it is computed once per public state; each query then costs two
   weighted sums. The prior is uniform.
+
+  Under a deadline (`deadline`, a `time.monotonic()` time a time-limited
+  search sets), a public state's histories are sampled down further, to at
+  least one, so that its rollouts take at most `leaf_share` of the time
+  left (timed by `seconds_per_rollout`, a running mean of the rollouts
+  played): an update cannot stop half way through valuing its new leaves.
   """
 
   name = "rollout"
+  leaf_share = 0.1
 
   def __init__(self, game: pyspiel.Game, *, num_rollouts: int = 8,
                max_histories: int = 512, seed: int = 0):
@@ -515,13 +529,33 @@ class RolloutValueFunction(ValueFunction):
     self._cache: dict[int, tuple[np.ndarray, ...]] = {}
     self._policies: dict[int, np.ndarray | None] = {}
     self._packed_cache: dict = {}
+    self.deadline: float | None = None
+    self.seconds_per_rollout: float | None = None
+    self._timed = [0.0, 0]  # seconds, rollouts
 
   _MAX_PACKED_CACHE = 256
 
+  def _affordable_histories(self) -> int:
+    """max_histories, or fewer (at least 1) under `deadline`."""
+    if self.deadline is None or not self.seconds_per_rollout:
+      return self.max_histories
+    left = max(self.deadline - time.monotonic(), 0.0)
+    afford = int(self.leaf_share * left /
+                 (self.num_rollouts * self.seconds_per_rollout))
+    return max(1, min(self.max_histories, afford))
+
   def _mean_return(self, state: pyspiel.State) -> float:
     """Player 0's mean return over `num_rollouts` random games from `state`."""
+    if self.deadline is None:
+      mean, self._rollout_rng = random_rollouts(state, self.num_rollouts,
+                                                self._rollout_rng)
+      return mean
+    start = time.perf_counter()
     mean, self._rollout_rng = random_rollouts(state, self.num_rollouts,
                                               self._rollout_rng)
+    self._timed[0] += time.perf_counter() - start
+    self._timed[1] += self.num_rollouts
+    self.seconds_per_rollout = self._timed[0] / self._timed[1]
     return mean
 
   def _history_values(self, ps: PublicState):
@@ -532,13 +566,13 @@ class RolloutValueFunction(ValueFunction):
     if cached is not None:
       return cached
     n = len(ps.histories)
-    if n <= self.max_histories:
+    bound = self._affordable_histories()
+    if n <= bound:
       index = np.arange(n)
       weight = np.ones(n)
     else:
-      index = np.sort(self._rng.choice(n, size=self.max_histories,
-                                       replace=False))
-      weight = np.full(len(index), n / self.max_histories)
+      index = np.sort(self._rng.choice(n, size=bound, replace=False))
+      weight = np.full(len(index), n / bound)
     u0 = np.asarray([self._mean_return(ps.histories[i]) for i in index])
     weighted_u0 = weight * u0
     cached = (index, weighted_u0, ps.history_infostate[0][index],
@@ -555,6 +589,9 @@ class RolloutValueFunction(ValueFunction):
         policy.setflags(write=False)
       self._policies[ps.id] = policy
     return self._policies[ps.id]
+
+  def prior(self, query: Query) -> np.ndarray | None:
+    return self._policy(query.public_state)  # uniform: no rollouts needed
 
   def forget(self, observer, ids) -> None:
     # Keyed by id alone: one rollout value function serves one observer.

@@ -254,7 +254,7 @@ class SoGBot(pyspiel.Bot):
                        max_histories=config.max_histories,
                        sample_seed=config.seed))
     self.value_fn = make_value_function(config, self._search_game)
-    self._rollouts_fitted = False
+    self._rollouts_cut = False
     self.resolver = resolving.Resolver(
         self.observer, self._player, self.value_fn,
         resolve_config(config, self._search_game), rng=self._rng)
@@ -268,7 +268,7 @@ class SoGBot(pyspiel.Bot):
     again."""
     try:
       ps, h = self._locate(state, player)
-      self._fit_rollouts(ps)
+      self._fit_rollouts(ps, deadline)
       return ps, h, self._prune(self.resolver.search(ps, deadline))
     except InfostateSplit as e:
       if (self.config.infostates != "auto" or
@@ -286,31 +286,40 @@ class SoGBot(pyspiel.Bot):
   # public state may take at most this fraction of it.
   _ROLLOUT_SHARE = 0.3
 
-  def _fit_rollouts(self, ps: PublicState) -> None:
-    """Under `time_limit`, once per bot: fewer rollouts per history where
-    the rollouts of one full expansion of the first searched public state
-    (its histories times their moves) would take more than a third of the
-    limit (19x19 go: 361 children of 1.7 ms rollouts, 5 s at 8 rollouts).
-    An update cannot stop half way through valuing its new leaves."""
+  def _fit_rollouts(self, ps: PublicState, deadline: float | None) -> None:
+    """Under `time_limit`, before each search: fewer rollouts per history
+    (at least 1) where the rollouts of one full expansion of the searched
+    public state (its histories times their moves) would take more than
+    `_ROLLOUT_SHARE` of the limit (19x19 go: 361 children of 1.7 ms
+    rollouts, 5 s at 8 per history); and the search's deadline for the
+    rollout value function, which samples a leaf's histories down where
+    they would not fit (kriegspiel: 300 histories of 2.5 ms rollouts). An
+    update cannot stop half way through valuing its new leaves. A rollout
+    is timed on 3 from the first searched state, then by the value
+    function's running mean; a notice is printed the first time rollouts
+    are cut."""
     vf = self.value_fn
-    if (self._rollouts_fitted or not self.config.time_limit or
+    if (not self.config.time_limit or
         not isinstance(vf, value_functions.RolloutValueFunction)):
       return
-    self._rollouts_fitted = True
     history = ps.histories[0]
-    start = time.perf_counter()
-    value_functions.random_rollouts(history, 3, self.config.seed)
-    per_rollout = (time.perf_counter() - start) / 3
+    if vf.seconds_per_rollout is None:
+      start = time.perf_counter()
+      value_functions.random_rollouts(history, 3, self.config.seed)
+      vf.seconds_per_rollout = (time.perf_counter() - start) / 3
+    vf.deadline = deadline
     children = len(ps.histories) * max(len(history.legal_actions()), 1)
     fit = int(self._ROLLOUT_SHARE * self.config.time_limit /
-              max(per_rollout * children, 1e-12))
-    if fit < vf.num_rollouts:
-      rollouts = max(1, fit)
-      print(f"sog: {vf.num_rollouts} rollouts per history would not fit "
+              max(vf.seconds_per_rollout * children, 1e-12))
+    rollouts = max(1, min(self.config.rollouts, fit))
+    if rollouts < self.config.rollouts and not self._rollouts_cut:
+      self._rollouts_cut = True
+      print(f"sog: {self.config.rollouts} rollouts per history do not fit "
             f"time_limit={self.config.time_limit:g} in {self._search_game} "
-            f"({children} child histories at {1e3 * per_rollout:.2f} ms per "
-            f"rollout); using {rollouts}", file=sys.stderr)
-      vf.num_rollouts = rollouts
+            f"({children} child histories at "
+            f"{1e3 * vf.seconds_per_rollout:.2f} ms per rollout); using "
+            f"{rollouts} where they do not", file=sys.stderr)
+    vf.num_rollouts = rollouts
 
   def _prune(self, result):
     """Drops the public states that play can no longer reach (those off

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 from open_spiel.python.algorithms import evaluate_bots as py_evaluate_bots
+from open_spiel.python.algorithms import minimax
 import pyspiel
 import pytest
 
@@ -488,3 +489,26 @@ def test_pruning_bounds_memory_and_changes_no_decision(game_string, params):
   assert second.is_terminal()
   assert min(ps.id for ps in bot.observer.public_states
              if ps.parent is not None) > last_id
+
+
+def test_perfect_information_searches_start_at_the_state():
+  """In a perfect-information game a search starts at its own state (no
+  branch from the game's root, no gadget), its root value is the state's
+  minimax value (OpenSpiel's alpha-beta), and the opponent's decisions are
+  not searched."""
+  game = pyspiel.load_game("tic_tac_toe")
+  bots = _sog_bots(game, {"simulations": 60, "value_function": "exact"})
+  state = game.new_initial_state()
+  for action in (4, 0, 8):  # player 1 to move
+    state.apply_action(action)
+  player = state.current_player()
+  bots[player].step(state)
+  result = bots[player].resolver.last_result
+  ps, _ = bots[player].observer.public_state_of(state)
+  assert result.tree.root_ps is ps
+  value, _ = minimax.alpha_beta_search(game, state=state.clone(),
+                                       maximizing_player_id=player)
+  assert result.root_values[player][0] == pytest.approx(value, abs=0.05)
+  other = bots[1 - player]
+  other.inform_action(state, player, 2)
+  assert other.resolver.last_result is None

@@ -90,11 +90,17 @@ class Resolver:
     if not ps.is_player_node():
       raise ValueError(f"searches run at decision nodes; {ps.describe()} is "
                        "a chance or terminal node")
-    prev = self.previous_public_state(ps)
     i, o = self.player, 1 - self.player
     gadget = None
-    if prev is None:
+    if self.observer.source == "perfect_information":
+      # The public state is the state: its subgame is a game of its own,
+      # solved from it (no gadget, no branch from an earlier search).
+      prev = None
+      start = ps
+    else:
+      prev = self.previous_public_state(ps)
       start = self.observer.root()
+    if prev is None:
       ranges = [np.ones(start.num_infostates(p)) for p in range(2)]
     else:
       start = prev

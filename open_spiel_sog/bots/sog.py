@@ -65,7 +65,8 @@ class SoGConfig:
     c_puct: PUCT exploration constant (in units of the utility range).
     alternating: alternating instead of simultaneous CFR updates in search.
     search_opponent_nodes: also re-solve at the opponent's decisions (the
-      paper's choice), so the summaries stay current.
+      paper's choice), so the summaries stay current (imperfect-information
+      games: in perfect-information ones each search starts at its state).
     exact_tolerance: the exact value function solves each leaf query until
       the leaf subgame's exploitability under the queried ranges is at most
       this fraction of the game's utility range.
@@ -348,7 +349,10 @@ class SoGBot(pyspiel.Bot):
 
   def inform_action(self, state, player_id, action):
     if (not self.config.search_opponent_nodes or player_id == self._player
-        or player_id < 0 or state.is_terminal()):
+        or player_id < 0 or state.is_terminal() or
+        self.observer.source == "perfect_information"):
+      # (In perfect-information games every search starts afresh at its
+      # state: a search at the opponent's decision would feed nothing.)
       return
     self._search(state, player_id, self._deadline())
 

@@ -438,7 +438,7 @@ def _play_recording(game, bots, seed):
 
 
 def _reachable(bot, state):
-  """What pruning must keep: the path to `state`'s public state, the
+  """What pruning may keep: the path to `state`'s public state, the
   path's children, and the subtree of the latest search's root."""
   keep = bot.resolver.last_result.tree.root_ps
   allowed = set()
@@ -458,6 +458,9 @@ def _reachable(bot, state):
 @pytest.mark.parametrize("game_string,params", [
     ("leduc_poker", {"simulations": 30, "value_function": "rollout"}),
     ("breakthrough(rows=5,columns=5)", {"simulations": 30}),
+    # Sampled public states, replaced when play leaves the sample.
+    ("dark_hex(num_rows=3,num_cols=3)", {"simulations": 20, "max_histories": 8,
+                                         "value_function": "rollout"}),
 ])
 def test_pruning_bounds_memory_and_changes_no_decision(game_string, params):
   """Each bot drops the public states play can no longer reach: live ones

@@ -99,7 +99,8 @@ class Resolver:
       start = ps
     else:
       prev = self.previous_public_state(ps)
-      start = self.observer.root()
+      # The root, or where a pruned observer's whole subtree begins.
+      start = self.observer.search_floor()
     if prev is None:
       ranges = [np.ones(start.num_infostates(p)) for p in range(2)]
     else:

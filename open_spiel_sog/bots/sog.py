@@ -325,7 +325,7 @@ class SoGBot(pyspiel.Bot):
   def _prune(self, result):
     """Drops the public states that play can no longer reach (those off
     the path above the search's root), so that memory stays bounded over a
-    game: the path, its children and the latest search tree."""
+    game by the path and the latest search tree."""
     self.value_fn.forget(self.observer,
                          self.observer.prune(result.tree.root_ps))
     return result
@@ -388,7 +388,13 @@ class SoGBot(pyspiel.Bot):
   def _locate(self, state, player: int) -> tuple[PublicState, int]:
     if self._simultaneous:
       state = self._turn_based_state(state, player)
-    return self.observer.public_state_of(state)
+    ps, h = self.observer.public_state_of(state)
+    if not self.observer.searchable(ps):
+      # Asked about a state above the pruned path (not the order of play):
+      # start over from the root, as at a new game.
+      self.restart()
+      ps, h = self.observer.public_state_of(state)
+    return ps, h
 
   def _deadline(self, fraction: float = 1.0) -> float | None:
     """The `time.monotonic()` time a search started now must end by."""

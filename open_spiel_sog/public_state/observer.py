@@ -645,6 +645,10 @@ class PublicStateObserver:
     self._memory_budget = budget or None
     self._public_states: list[PublicState] = []
     self._next_id = 0
+    self._floor: PublicState | None = None  # see prune
+    self._pruned: set[int] = set()  # ids whose children are the path's
+    # Replaced samples (see _resample_child), reported by the next prune.
+    self._dropped_since_prune: list[int] = []
     self._root: PublicState | None = None
     # OpenSpiel's EFG games describe only the acting player's infoset; a
     # waiting player's string does not encode its own past moves.
@@ -741,23 +745,53 @@ class PublicStateObserver:
     return dropped
 
   def prune(self, keep: PublicState) -> list[int]:
-    """Drops what play can no longer reach once it has reached `keep`: the
-    descendants of every child of keep's ancestors that is off the path to
-    `keep`. Kept: the path from the root, the path's children (a search
-    through the path expands them) and everything under `keep`; so a bot
-    that prunes at each search root keeps its memory bounded by the path
-    and its latest search tree over a whole game. Returns the dropped ids
-    (caches keyed by them can go)."""
+    """Drops what play can no longer reach once it has reached `keep`: every
+    child of keep's ancestors that is off the path to `keep`, with its
+    descendants. The ancestors then list only their child on the path
+    (navigation along the path still works; they can no longer be searched
+    from: `search_floor()` is `keep`). Kept: the path from the root and
+    everything under `keep`; so a bot that prunes at each search root keeps
+    its memory bounded by the path and its latest search tree over a whole
+    game. Returns the dropped ids (caches keyed by them can go), with those
+    of samples replaced since the last call (`public_state_of`)."""
     if keep.observer is not self:
       raise ValueError("prune: the public state belongs to another observer")
     dropped: list[int] = []
     node = keep
     while node.parent is not None:
-      for sibling in self._built_children(node.parent):
+      parent = node.parent
+      if parent.id in self._pruned:
+        break  # pruned by an earlier call, and so is everything above
+      for sibling in self._built_children(parent):
         if sibling is not node:
+          self._forget(sibling)
           self._drop_below(sibling, dropped)
+          dropped.append(sibling.id)
+      parent._children = [node]  # pylint: disable=protected-access
+      parent._lazy_children = None  # pylint: disable=protected-access
+      self._pruned.add(parent.id)
+      node = parent
+    self._floor = keep
+    dropped = self._remove(dropped) + self._dropped_since_prune
+    self._dropped_since_prune = []
+    return dropped
+
+  def searchable(self, ps: PublicState) -> bool:
+    """Whether `ps`'s subtree is whole (`ps` is `search_floor()` or below
+    it), so that a search may start at `ps` or under it."""
+    node = ps
+    while node is not None:
+      if node is self._floor:
+        return True
+      if node.id in self._pruned:
+        return False
       node = node.parent
-    return self._remove(dropped)
+    return self._floor is None
+
+  def search_floor(self) -> PublicState:
+    """The shallowest public state whose subtree is whole: the root, or
+    the `keep` of the latest `prune`."""
+    return self._floor if self._floor is not None else self.root()
 
   def restart(self) -> list[int]:
     """Drops every public state but the root (a new game: nothing built
@@ -767,7 +801,11 @@ class PublicStateObserver:
     if self._root is not None:
       self._drop_below(self._root, dropped)
     self._replaced = []
-    return self._remove(dropped)
+    self._floor = None
+    self._pruned.clear()
+    dropped = self._remove(dropped) + self._dropped_since_prune
+    self._dropped_since_prune = []
+    return dropped
 
   def root(self) -> PublicState:
     """The public state of the game's initial state."""
@@ -1073,6 +1111,12 @@ class PublicStateObserver:
         del children[i]
     else:
       children.append(child)
+    # The replaced samples and what was built under them are unreachable.
+    gone: list[int] = []
+    for old in self._replaced:
+      self._drop_below(old, gone)
+      gone.append(old.id)
+    self._dropped_since_prune.extend(self._remove(gone))
     return child, _pair_index(child.parent_history, child.parent_action,
                               index, action)
 

@@ -62,6 +62,10 @@ _TIMEOUT = flags.DEFINE_float(
     "stopped and the game recorded as a timeout.")
 _JSON = flags.DEFINE_bool("json", False,
                           "Also print the rows as JSON on the last line.")
+_ROWS_FILE = flags.DEFINE_string(
+    "rows_file", "", "Also append each game's row to this file as one JSON "
+    "line as soon as it is done (a run that is stopped keeps what it "
+    "finished).")
 _WORKER = flags.DEFINE_string("worker", "",
                               "(internal) play this game and print its row.")
 
@@ -239,6 +243,9 @@ def main(argv):
   for k, game_string in enumerate(games):
     row = run_child(game_string, os.path.abspath(__file__))
     rows.append(row)
+    if _ROWS_FILE.value:
+      with open(_ROWS_FILE.value, "a") as f:
+        f.write(json.dumps(row) + "\n")
     _log(f"[{k + 1}/{len(games)}] {game_string}: {row['status']} "
          f"{row.get('error', '')} ({time.monotonic() - start:.0f} s)")
   print(_markdown(rows))

@@ -175,7 +175,7 @@ class _Node:
         c = children.position(history, action)
         return None if c is None else (c, 0)
       table = {}
-      for c, child in enumerate(self.ps.child_sequence()):
+      for c, child in enumerate(children):
         for k, (h, a) in enumerate(zip(child.parent_history.tolist(),
                                        child.parent_action.tolist())):
           table[(h, a)] = (c, k)
@@ -428,9 +428,9 @@ class SearchTree:
     if t is None or t[0] in node.children:
       return 0
     c = t[0]
-    node.children[c] = self._add_node(node.ps.child_sequence()[c], node.index)
-    self._update_active(node, full=len(node.children) == len(
-        node.ps.child_sequence()))
+    children = node.ps.child_sequence()
+    node.children[c] = self._add_node(children[c], node.index)
+    self._update_active(node, full=len(node.children) == len(children))
     return 1
 
   def _update_active(self, node: _Node, full: bool) -> None:

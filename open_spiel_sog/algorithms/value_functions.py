@@ -546,16 +546,13 @@ class RolloutValueFunction(ValueFunction):
 
   def _mean_return(self, state: pyspiel.State) -> float:
     """Player 0's mean return over `num_rollouts` random games from `state`."""
-    if self.deadline is None:
-      mean, self._rollout_rng = random_rollouts(state, self.num_rollouts,
-                                                self._rollout_rng)
-      return mean
     start = time.perf_counter()
     mean, self._rollout_rng = random_rollouts(state, self.num_rollouts,
                                               self._rollout_rng)
-    self._timed[0] += time.perf_counter() - start
-    self._timed[1] += self.num_rollouts
-    self.seconds_per_rollout = self._timed[0] / self._timed[1]
+    if self.deadline is not None:  # timed where the time is budgeted
+      self._timed[0] += time.perf_counter() - start
+      self._timed[1] += self.num_rollouts
+      self.seconds_per_rollout = self._timed[0] / self._timed[1]
     return mean
 
   def _history_values(self, ps: PublicState):

@@ -268,9 +268,7 @@ class SoGBot(pyspiel.Bot):
     to action-observation histories (once, with a notice) and searches
     again."""
     try:
-      ps, h = self._locate(state, player)
-      self._fit_rollouts(ps, deadline)
-      return ps, h, self._prune(self.resolver.search(ps, deadline))
+      return self._locate_and_search(state, player, deadline)
     except InfostateSplit as e:
       if (self.config.infostates != "auto" or
           self.observer.infostate_source != "string" or
@@ -280,8 +278,12 @@ class SoGBot(pyspiel.Bot):
             f"player saw ({str(e).split(':', 1)[0]}...); switching to "
             "action-observation histories", file=sys.stderr)
       self._build("aoh")
-      ps, h = self._locate(state, player)
-      return ps, h, self._prune(self.resolver.search(ps, deadline))
+      return self._locate_and_search(state, player, deadline)
+
+  def _locate_and_search(self, state, player: int, deadline: float | None):
+    ps, h = self._locate(state, player)
+    self._fit_rollouts(ps, deadline)
+    return ps, h, self._prune(self.resolver.search(ps, deadline))
 
   # Under a time limit, the rollouts of one full expansion of the searched
   # public state may take at most this fraction of it.

@@ -727,21 +727,24 @@ class PublicStateObserver:
   def _drop_below(self, ps: PublicState, dropped: list[int]) -> None:
     """Forgets the built descendants of `ps` (appending their ids to
     `dropped`); its children are built again, with new ids, if asked for."""
-    stack = list(self._built_children(ps))
-    for child in stack:
-      self._forget(child)
-    while stack:
-      node = stack.pop()
-      dropped.append(node.id)
-      stack.extend(self._built_children(node))
+    for child in self._built_children(ps):
+      dropped.extend(self._forget(child))
     ps._children = None  # pylint: disable=protected-access
     ps._lazy_children = None  # pylint: disable=protected-access
 
-  def _remove(self, dropped: list[int]) -> list[int]:
-    if dropped:
-      gone = set(dropped)
+  def _discard(self, ids: list[int]) -> None:
+    """Removes the public states `ids` from `public_states`."""
+    if ids:
+      gone = set(ids)
       self._public_states = [ps for ps in self._public_states
                              if ps.id not in gone]
+
+  def _remove(self, dropped: list[int]) -> list[int]:
+    """Discards the public states `dropped`; returns their ids with those
+    of the samples replaced since the last call."""
+    self._discard(dropped)
+    dropped = dropped + self._dropped_since_prune
+    self._dropped_since_prune = []
     return dropped
 
   def prune(self, keep: PublicState) -> list[int]:
@@ -764,17 +767,13 @@ class PublicStateObserver:
         break  # pruned by an earlier call, and so is everything above
       for sibling in self._built_children(parent):
         if sibling is not node:
-          self._forget(sibling)
-          self._drop_below(sibling, dropped)
-          dropped.append(sibling.id)
+          dropped.extend(self._forget(sibling))
       parent._children = [node]  # pylint: disable=protected-access
       parent._lazy_children = None  # pylint: disable=protected-access
       self._pruned.add(parent.id)
       node = parent
     self._floor = keep
-    dropped = self._remove(dropped) + self._dropped_since_prune
-    self._dropped_since_prune = []
-    return dropped
+    return self._remove(dropped)
 
   def searchable(self, ps: PublicState) -> bool:
     """Whether `ps`'s subtree is whole (`ps` is `search_floor()` or below
@@ -803,9 +802,7 @@ class PublicStateObserver:
     self._replaced = []
     self._floor = None
     self._pruned.clear()
-    dropped = self._remove(dropped) + self._dropped_since_prune
-    self._dropped_since_prune = []
-    return dropped
+    return self._remove(dropped)
 
   def root(self) -> PublicState:
     """The public state of the game's initial state."""
@@ -1111,28 +1108,30 @@ class PublicStateObserver:
         del children[i]
     else:
       children.append(child)
-    # The replaced samples and what was built under them are unreachable.
-    gone: list[int] = []
-    for old in self._replaced:
-      self._drop_below(old, gone)
-      gone.append(old.id)
-    self._dropped_since_prune.extend(self._remove(gone))
+    # The replaced samples and what was built under them are unreachable
+    # (removed now, their ids reported by the next prune or restart).
+    gone = [i for old in self._replaced for i in self._forget(old)]
+    self._discard(gone)
+    self._dropped_since_prune.extend(gone)
     return child, _pair_index(child.parent_history, child.parent_action,
                               index, action)
 
-  def _forget(self, ps: PublicState) -> None:
+  def _forget(self, ps: PublicState) -> list[int]:
     """Drops the decision infostates of `ps` and its built descendants from
-    the one-public-state-per-infostate check (`ps` is being replaced)."""
+    the one-public-state-per-infostate check (`ps` is being replaced or
+    dropped); returns their ids."""
+    ids = []
     stack = [ps]
     while stack:
       node = stack.pop()
+      ids.append(node.id)
       if node.is_player_node():
         p = node.current_player()
         for key in node.infostates(p):
           if self._decision_home.get((p, key), (None,))[0] == node.id:
             del self._decision_home[(p, key)]
-      if node.children_expanded:
-        stack.extend(node.children())
+      stack.extend(self._built_children(node))
+    return ids
 
   def walk(self, root: PublicState | None = None) -> Iterator[PublicState]:
     """Public states under `root` (default: the game's root), breadth first,

@@ -170,17 +170,29 @@ def test_native_rollouts_play_the_python_games(game_string):
   and play the same games (chance nodes included)."""
   shim, reason = _native.load_shim()
   assert shim is not None, reason  # make test builds the shim
-  state = pyspiel.load_game(game_string).new_initial_state()
+  game = pyspiel.load_game(game_string)
+  state = game.new_initial_state()
   rng = 12345
   for _ in range(3):
     native = shim.random_rollouts(state, 4, rng)
     python = value_functions.python_random_rollouts(state, 4, rng)
     assert native == python
     rng = native[1]
+  # Stopped after 3 actions, every game scores the truncated value (none of
+  # these ends that soon from the root), and both count 3 actions a game.
+  draw = value_functions.draw_value(game)
+  assert draw == 0.0
+  for max_moves, truncated in ((3, 0.25), (3, draw)):
+    native = shim.random_rollouts(state, 4, rng, max_moves, truncated)
+    python = value_functions.python_random_rollouts(state, 4, rng, max_moves,
+                                                    truncated)
+    assert native == python
+    assert native[0] == truncated and native[2] == 4 * max_moves
   # Uniform random play from Leduc's root is worth OpenSpiel's value of the
   # uniform policy (sampling error of 4,000 games: about 0.04).
   game = pyspiel.load_game("leduc_poker")
-  mean, _ = value_functions.random_rollouts(game.new_initial_state(), 4000, 7)
+  mean, _, _ = value_functions.random_rollouts(game.new_initial_state(), 4000,
+                                               7)
   uniform = os_policy.UniformRandomPolicy(game)
   value = expected_game_score.policy_value(game.new_initial_state(),
                                            [uniform, uniform])[0]

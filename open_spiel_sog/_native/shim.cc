@@ -48,6 +48,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -226,17 +227,24 @@ uint64_t SplitMix64(uint64_t& state) {
 // Mean return of player 0 over `num_rollouts` games played from `state` to
 // the end with uniformly random legal actions, chance outcomes sampled from
 // their distribution (u in [0, 1) against the running sum of probabilities,
-// in the order ChanceOutcomes lists them). Returns the mean and the
-// generator's next state.
-std::pair<double, uint64_t> RandomRollouts(const open_spiel::State& state,
-                                           int num_rollouts, uint64_t rng) {
+// in the order ChanceOutcomes lists them). With `max_moves` > 0, a game
+// still running after that many actions (chance outcomes included) stops
+// there and scores `truncated_value`. Returns the mean, the generator's next
+// state and the actions played in all.
+std::tuple<double, uint64_t, int64_t> RandomRollouts(
+    const open_spiel::State& state, int num_rollouts, uint64_t rng,
+    int64_t max_moves, double truncated_value) {
   if (num_rollouts < 1) {
     ThrowPython(PyExc_ValueError, "num_rollouts must be >= 1");
   }
   double total = 0.0;
+  int64_t moves = 0;
   for (int k = 0; k < num_rollouts; ++k) {
     std::unique_ptr<open_spiel::State> s = state.Clone();
+    int64_t played = 0;
     while (!s->IsTerminal()) {
+      if (max_moves > 0 && played == max_moves) break;
+      ++played;
       if (s->IsChanceNode()) {
         open_spiel::ActionsAndProbs outcomes = s->ChanceOutcomes();
         double u = static_cast<double>(SplitMix64(rng) >> 11) * 0x1.0p-53;
@@ -260,9 +268,10 @@ std::pair<double, uint64_t> RandomRollouts(const open_spiel::State& state,
         s->ApplyAction(legal[SplitMix64(rng) % legal.size()]);
       }
     }
-    total += s->Returns()[0];
+    total += s->IsTerminal() ? s->Returns()[0] : truncated_value;
+    moves += played;
   }
-  return {total / num_rollouts, rng};
+  return {total / num_rollouts, rng, moves};
 }
 
 // Checks that this module shares pybind11's type registry with pyspiel (same
@@ -308,9 +317,12 @@ PYBIND11_MODULE(_shim, m) {
   m.def("registered_here", &open_spiel_sog::RegisteredHere,
         "Names registered through this module, sorted.");
   m.def("random_rollouts", &open_spiel_sog::RandomRollouts, py::arg("state"),
-        py::arg("num_rollouts"), py::arg("rng_state"),
+        py::arg("num_rollouts"), py::arg("rng_state"), py::arg("max_moves") = 0,
+        py::arg("truncated_value") = 0.0,
         "(mean return of player 0 over num_rollouts uniform-random games "
-        "from state, next SplitMix64 state).");
+        "from state, next SplitMix64 state, actions played). With max_moves "
+        "> 0 a game stops after that many actions and scores "
+        "truncated_value.");
   m.def("self_check", &open_spiel_sog::SelfCheck,
         "Raises ImportError if the shim cannot exchange objects with pyspiel.");
 }

@@ -445,12 +445,19 @@ def _splitmix64(state: int) -> tuple[int, int]:
 
 
 def python_random_rollouts(state: pyspiel.State, num_rollouts: int,
-                           rng_state: int) -> tuple[float, int]:
+                           rng_state: int, max_moves: int = 0,
+                           truncated_value: float = 0.0
+                           ) -> tuple[float, int, int]:
   """`random_rollouts` in Python (the same games, number for number)."""
   total = 0.0
+  moves = 0
   for _ in range(num_rollouts):
     s = state.clone()
+    played = 0
     while not s.is_terminal():
+      if max_moves > 0 and played == max_moves:
+        break
+      played += 1
       if s.is_chance_node():
         z, rng_state = _splitmix64(rng_state)
         u = (z >> 11) * 2.0**-53
@@ -470,19 +477,23 @@ def python_random_rollouts(state: pyspiel.State, num_rollouts: int,
                            f"{s}")
         z, rng_state = _splitmix64(rng_state)
         s.apply_action(legal[z % len(legal)])
-    total += s.returns()[0]
-  return total / num_rollouts, rng_state
+    total += s.returns()[0] if s.is_terminal() else truncated_value
+    moves += played
+  return total / num_rollouts, rng_state, moves
 
 
 _native_rollouts = None  # the shim's random_rollouts, once looked up
 
 
 def random_rollouts(state: pyspiel.State, num_rollouts: int,
-                    rng_state: int) -> tuple[float, int]:
+                    rng_state: int, max_moves: int = 0,
+                    truncated_value: float = 0.0) -> tuple[float, int, int]:
   """(player 0's mean return over `num_rollouts` games played from `state`
   with uniformly random actions and sampled chance, the generator's next
-  state). In C++ (the shim) for C++ games, in Python otherwise; both give
-  the same numbers."""
+  state, the actions played in all). With `max_moves` > 0 a game still
+  running after that many actions (chance outcomes included) stops and
+  scores `truncated_value`. In C++ (the shim) for C++ games, in Python
+  otherwise; both give the same numbers."""
   global _native_rollouts
   if _native_rollouts is None:
     from open_spiel_sog import _native  # pylint: disable=g-import-not-at-top
@@ -491,8 +502,22 @@ def random_rollouts(state: pyspiel.State, num_rollouts: int,
   module = type(state).__module__
   if _native_rollouts and (module == "pyspiel" or
                            module.startswith("pyspiel.")):
-    return _native_rollouts(state, num_rollouts, rng_state)
-  return python_random_rollouts(state, num_rollouts, rng_state)
+    return _native_rollouts(state, num_rollouts, rng_state, max_moves,
+                            truncated_value)
+  return python_random_rollouts(state, num_rollouts, rng_state, max_moves,
+                                truncated_value)
+
+
+def draw_value(game: pyspiel.Game) -> float:
+  """Player 0's return in a drawn game: 0 in zero-sum games, half the
+  utility sum in constant-sum ones, the middle of the utility range
+  otherwise."""
+  utility = game.get_type().utility
+  if utility == pyspiel.GameType.Utility.ZERO_SUM:
+    return 0.0
+  if utility == pyspiel.GameType.Utility.CONSTANT_SUM:
+    return game.utility_sum() / 2.0
+  return (game.max_utility() + game.min_utility()) / 2.0
 
 
 class RolloutValueFunction(ValueFunction):
@@ -510,6 +535,9 @@ class RolloutValueFunction(ValueFunction):
   least one, so that its rollouts take at most `leaf_share` of the time
   left (timed by `seconds_per_rollout`, a running mean of the rollouts
   played): an update cannot stop half way through valuing its new leaves.
+  `max_moves` > 0 (a time-limited bot sets it where even one rollout per
+  child is too slow: hive) stops each rollout after that many actions and
+  scores it as a draw (`draw_value`).
   """
 
   name = "rollout"
@@ -531,7 +559,10 @@ class RolloutValueFunction(ValueFunction):
     self._packed_cache: dict = {}
     self.deadline: float | None = None
     self.seconds_per_rollout: float | None = None
-    self._timed = [0.0, 0]  # seconds, rollouts
+    self.seconds_per_move: float | None = None
+    self.max_moves = 0
+    self.truncated_value = draw_value(game)
+    self._timed = [0.0, 0, 0]  # seconds, rollouts, actions
 
   _MAX_PACKED_CACHE = 256
 
@@ -547,13 +578,21 @@ class RolloutValueFunction(ValueFunction):
   def _mean_return(self, state: pyspiel.State) -> float:
     """Player 0's mean return over `num_rollouts` random games from `state`."""
     start = time.perf_counter()
-    mean, self._rollout_rng = random_rollouts(state, self.num_rollouts,
-                                              self._rollout_rng)
+    mean, self._rollout_rng, moves = random_rollouts(
+        state, self.num_rollouts, self._rollout_rng, self.max_moves,
+        self.truncated_value)
     if self.deadline is not None:  # timed where the time is budgeted
-      self._timed[0] += time.perf_counter() - start
-      self._timed[1] += self.num_rollouts
-      self.seconds_per_rollout = self._timed[0] / self._timed[1]
+      self.record_time(time.perf_counter() - start, self.num_rollouts, moves)
     return mean
+
+  def record_time(self, seconds: float, rollouts: int, moves: int) -> None:
+    """Adds rollouts played in `seconds` to the running means."""
+    self._timed[0] += seconds
+    self._timed[1] += rollouts
+    self._timed[2] += moves
+    self.seconds_per_rollout = self._timed[0] / self._timed[1]
+    if self._timed[2]:
+      self.seconds_per_move = self._timed[0] / self._timed[2]
 
   def _history_values(self, ps: PublicState):
     """Per sampled history of `ps` (cached per public state): (its index

@@ -286,21 +286,27 @@ class SoGBot(pyspiel.Bot):
     return ps, h, self._prune(self.resolver.search(ps, deadline))
 
   # Under a time limit, the rollouts of one full expansion of the searched
-  # public state may take at most this fraction of it.
+  # public state may take at most this fraction of it; where even one
+  # rollout per child history would take more than _ROLLOUT_CAP_SHARE of it,
+  # rollouts are also cut short to fit that share.
   _ROLLOUT_SHARE = 0.3
+  _ROLLOUT_CAP_SHARE = 0.5
 
   def _fit_rollouts(self, ps: PublicState, deadline: float | None) -> None:
     """Under `time_limit`, before each search: fewer rollouts per history
     (at least 1) where the rollouts of one full expansion of the searched
     public state (its histories times their moves) would take more than
     `_ROLLOUT_SHARE` of the limit (19x19 go: 361 children of 1.7 ms
-    rollouts, 5 s at 8 per history); and the search's deadline for the
-    rollout value function, which samples a leaf's histories down where
-    they would not fit (kriegspiel: 300 histories of 2.5 ms rollouts). An
-    update cannot stop half way through valuing its new leaves. A rollout
-    is timed on 3 from the first searched state, then by the value
-    function's running mean; a notice is printed the first time rollouts
-    are cut."""
+    rollouts, 5 s at 8 per history); rollouts stopped after a number of
+    actions (scored as a draw) where even one per child history would take
+    more than `_ROLLOUT_CAP_SHARE` (hive: 282 children of 16 ms rollouts);
+    and the search's deadline for the rollout value function, which samples
+    a leaf's histories down where they would not fit (kriegspiel: 300
+    histories of 2.5 ms rollouts). An update cannot stop half way through
+    valuing its new leaves. A rollout is timed on 3 from the first searched
+    state, then by the value function's running means; once cut short,
+    rollouts stay cut (to a length refitted at each search); a notice is
+    printed the first time rollouts are cut."""
     vf = self.value_fn
     if (not self.config.time_limit or
         not isinstance(vf, value_functions.RolloutValueFunction)):
@@ -308,20 +314,28 @@ class SoGBot(pyspiel.Bot):
     history = ps.histories[0]
     if vf.seconds_per_rollout is None:
       start = time.perf_counter()
-      value_functions.random_rollouts(history, 3, self.config.seed)
-      vf.seconds_per_rollout = (time.perf_counter() - start) / 3
+      _, _, moves = value_functions.random_rollouts(history, 3,
+                                                    self.config.seed)
+      vf.record_time(time.perf_counter() - start, 3, moves)
     vf.deadline = deadline
+    limit = self.config.time_limit
     children = len(ps.histories) * max(len(history.legal_actions()), 1)
-    fit = int(self._ROLLOUT_SHARE * self.config.time_limit /
-              max(vf.seconds_per_rollout * children, 1e-12))
+    one_each = vf.seconds_per_rollout * children
+    fit = int(self._ROLLOUT_SHARE * limit / max(one_each, 1e-12))
     rollouts = max(1, min(self.config.rollouts, fit))
+    if vf.max_moves or one_each > self._ROLLOUT_CAP_SHARE * limit:
+      per_move = vf.seconds_per_move or vf.seconds_per_rollout
+      vf.max_moves = max(1, int(self._ROLLOUT_CAP_SHARE * limit /
+                                (per_move * children)))
     if rollouts < self.config.rollouts and not self._rollouts_cut:
       self._rollouts_cut = True
+      cap = (f", each stopped after {vf.max_moves} actions (scored as a "
+             "draw)" if vf.max_moves else "")
       print(f"sog: {self.config.rollouts} rollouts per history do not fit "
-            f"time_limit={self.config.time_limit:g} in {self._search_game} "
+            f"time_limit={limit:g} in {self._search_game} "
             f"({children} child histories at "
             f"{1e3 * vf.seconds_per_rollout:.2f} ms per rollout); using "
-            f"{rollouts} where they do not", file=sys.stderr)
+            f"{rollouts} where they do not{cap}", file=sys.stderr)
     vf.num_rollouts = rollouts
 
   def _prune(self, result):

@@ -152,6 +152,30 @@ def test_sampled_public_states_keep_their_chance_reach_and_the_true_history():
     assert child.histories[k].history() == nxt.history()
 
 
+def test_under_a_passed_deadline_sampled_public_states_shrink_to_the_true_one():
+  """A time-limited bot's observer builds fewer children where time is
+  short (at least one history a group, the searcher's own always kept);
+  the exact path and an observer without a deadline are unchanged."""
+  game = pyspiel.load_game("liars_dice")
+  state = game.new_initial_state()
+  for a in (2, 4):  # both dice dealt: 36 deals
+    state.apply_action(a)
+  sizes = {}
+  for deadline in (None, 0.0):
+    observer = PublicStateObserver(game, ObserverConfig(max_histories=20))
+    observer.deadline = deadline  # 0.0: long passed
+    ps, h = observer.public_state_of(state)
+    assert ps.histories[h].history() == state.history()
+    sizes[deadline] = len(ps.histories)
+    assert (observer.seconds_per_child is None) == (deadline is None)
+  # 36 deals sampled to 16 without a deadline; with no time left, each
+  # expansion on the way keeps one drawn history (and the true one).
+  assert sizes[None] == 16 and sizes[0.0] <= 2
+  exact = PublicStateObserver(game)
+  exact.deadline = 0.0
+  assert len(exact.public_state_of(state)[0].histories) == 36
+
+
 def _score(game, make_bot, games, opponent_seed):
   total = 0.0
   for g in range(games):

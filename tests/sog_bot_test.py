@@ -16,6 +16,7 @@ import time
 import numpy as np
 from open_spiel.python.algorithms import evaluate_bots as py_evaluate_bots
 from open_spiel.python.algorithms import minimax
+import open_spiel.python.games  # python_liars_poker  # pylint: disable=unused-import
 import pyspiel
 import pytest
 
@@ -214,6 +215,12 @@ def test_bad_parameter_values_are_rejected():
     ("breakthrough(rows=5,columns=5)", 0.4),  # perfect information, no strings
     ("goofspiel(num_cards=4,imp_info=True)", 0.4),  # simultaneous: 2 searches
     ("go", 1.0),  # 19x19: 361 children, 5 s of rollouts at 8 per history
+    # A hive rollout takes 10-16 ms (282 children at move 60): rollouts are
+    # cut short.
+    ("hive", 1.0),
+    # The game's Python observer takes 2 ms a string and deals 20 chance
+    # nodes first (was 140 s): sampled public states shrink to fit.
+    ("python_liars_poker", 1.0),
 ])
 def test_time_limit_is_honoured_and_used(game_string, limit):
   """With a simulation cap out of reach, each decision stops by time: no

@@ -2,6 +2,7 @@
 judged by OpenSpiel (exploitability, best responses, policy values)."""
 
 import itertools
+import time
 
 import numpy as np
 import pyspiel
@@ -97,6 +98,30 @@ def test_rollout_value_function_is_zero_sum_and_cached():
   (b,) = vf.evaluate([value_functions.Query(ps, ranges)])
   np.testing.assert_array_equal(a.values[0], b.values[0])
   assert a.values[0] @ ranges[0] == pytest.approx(-(a.values[1] @ ranges[1]))
+
+
+@pytest.mark.parametrize("pending,histories,rollouts", [
+    (1, 30, 3),  # 99 rollouts fit: every history, 3 each
+    (10, 9, 1),  # 9 fit: 9 sampled histories, 1 each
+    (1000, 1, 1),  # none fit: still one history, one rollout
+])
+def test_time_limited_rollouts_share_the_time_among_pending_leaves(
+    pending, histories, rollouts):
+  """Under a deadline, a leaf's rollouts (timed at 1 s each here) fit
+  leaf_share of the time left, shared among the leaves still to value:
+  rollouts per history are cut first, then histories."""
+  game = pyspiel.load_game("leduc_poker")
+  ps = _first_decision(PublicStateObserver(game))
+  assert len(ps.histories) == 30
+  vf = value_functions.RolloutValueFunction(game, num_rollouts=8)
+  vf.seconds_per_rollout = 1.0
+  vf.deadline = time.monotonic() + 1000.0  # 0.1 * 1000 s: 99 rollouts
+  played = []
+  mean_return = vf._mean_return  # pylint: disable=protected-access
+  vf._mean_return = lambda h, n: played.append(n) or mean_return(h, n)  # pylint: disable=protected-access
+  _, _, weight, _ = vf.fixed_history_values(ps, pending)
+  assert len(weight) == len(played) == histories
+  assert set(played) == {rollouts}
 
 
 def test_rollout_packed_values_are_the_per_query_ones():

@@ -755,11 +755,10 @@ class GTCFR:
     for i in [i for i in self._fixed_slices if i not in current]:
       lo, hi = self._fixed_slices.pop(i)
       w[lo:hi] = 0.0
-    for i in leaves:
-      if i in self._fixed_slices:
-        continue
+    new = [i for i in leaves if i not in self._fixed_slices]
+    for k, i in enumerate(new):
       node = tree.nodes[i]
-      fixed = self.value_fn.fixed_history_values(node.ps)
+      fixed = self.value_fn.fixed_history_values(node.ps, len(new) - k)
       if fixed is None:
         self._fixed = False
         return False

@@ -150,7 +150,7 @@ class ValueFunction(abc.ABC):
     (which `PublicStateObserver.prune` or `restart` dropped)."""
     del observer, ids
 
-  def fixed_history_values(self, ps: PublicState):
+  def fixed_history_values(self, ps: PublicState, pending: int = 1):
     """Where this function's values at `ps` are a fixed weighted sum over
     histories, (infostate of player 0 [K], of player 1 [K], weight [K],
     prior) such that, for any ranges, v0[e] = sum over the K histories with
@@ -158,8 +158,10 @@ class ValueFunction(abc.ABC):
     -(the same with the players swapped), and `evaluate`'s policy is
     `prior`. None (the default) where values depend on the ranges otherwise
     (networks, solvers). A search may then fold the leaf into its own sums
-    instead of querying it on every update."""
-    del ps
+    instead of querying it on every update. `pending`: the leaves the
+    caller has still to value in this batch, `ps` included (a time-limited
+    function shares its time among them)."""
+    del ps, pending
     return None
 
 
@@ -531,10 +533,11 @@ class RolloutValueFunction(ValueFunction):
   weighted sums. The prior is uniform.
 
   Under a deadline (`deadline`, a `time.monotonic()` time a time-limited
-  search sets), a public state's histories are sampled down further, to at
-  least one, so that its rollouts take at most `leaf_share` of the time
-  left (timed by `seconds_per_rollout`, a running mean of the rollouts
-  played): an update cannot stop half way through valuing its new leaves.
+  search sets), a leaf gets fewer rollouts per history, then fewer
+  histories (at least one of each), so that the leaves an update values
+  take at most `leaf_share` of the time left (timed by
+  `seconds_per_rollout`, a running mean of the rollouts played): an update
+  cannot stop half way through valuing its new leaves.
   `max_moves` > 0 (a time-limited bot sets it where even one rollout per
   child is too slow: hive) stops each rollout after that many actions and
   scores it as a draw (`draw_value`).
@@ -566,23 +569,32 @@ class RolloutValueFunction(ValueFunction):
 
   _MAX_PACKED_CACHE = 256
 
-  def _affordable_histories(self) -> int:
-    """max_histories, or fewer (at least 1) under `deadline`."""
+  def _affordable(self, histories: int, pending: int) -> tuple[int, int]:
+    """(histories to sample, rollouts per history) for a leaf of
+    `histories`: at most max_histories and num_rollouts, and under
+    `deadline` fewer where this leaf and the `pending` - 1 others still to
+    value would take more than `leaf_share` of the time left: rollouts per
+    history are cut first, then histories (at least one of each)."""
+    bound = min(histories, self.max_histories)
     if self.deadline is None or not self.seconds_per_rollout:
-      return self.max_histories
+      return bound, self.num_rollouts
     left = max(self.deadline - time.monotonic(), 0.0)
     afford = int(self.leaf_share * left /
-                 (self.num_rollouts * self.seconds_per_rollout))
-    return max(1, min(self.max_histories, afford))
+                 (max(pending, 1) * self.seconds_per_rollout))
+    if afford >= bound * self.num_rollouts:
+      return bound, self.num_rollouts
+    if afford >= bound:
+      return bound, afford // bound
+    return max(1, afford), 1
 
-  def _mean_return(self, state: pyspiel.State) -> float:
-    """Player 0's mean return over `num_rollouts` random games from `state`."""
+  def _mean_return(self, state: pyspiel.State, rollouts: int) -> float:
+    """Player 0's mean return over `rollouts` random games from `state`."""
     start = time.perf_counter()
     mean, self._rollout_rng, moves = random_rollouts(
-        state, self.num_rollouts, self._rollout_rng, self.max_moves,
+        state, rollouts, self._rollout_rng, self.max_moves,
         self.truncated_value)
     if self.deadline is not None:  # timed where the time is budgeted
-      self.record_time(time.perf_counter() - start, self.num_rollouts, moves)
+      self.record_time(time.perf_counter() - start, rollouts, moves)
     return mean
 
   def record_time(self, seconds: float, rollouts: int, moves: int) -> None:
@@ -594,22 +606,24 @@ class RolloutValueFunction(ValueFunction):
     if self._timed[2]:
       self.seconds_per_move = self._timed[0] / self._timed[2]
 
-  def _history_values(self, ps: PublicState):
+  def _history_values(self, ps: PublicState, pending: int = 1):
     """Per sampled history of `ps` (cached per public state): (its index
     [K], weight times mean u0 [K], its infostate per player [K] and [K],
-    chance reach times weight times mean u0 [K])."""
+    chance reach times weight times mean u0 [K]). `pending`: see
+    `fixed_history_values`."""
     cached = self._cache.get(ps.id)
     if cached is not None:
       return cached
     n = len(ps.histories)
-    bound = self._affordable_histories()
+    bound, rollouts = self._affordable(n, pending)
     if n <= bound:
       index = np.arange(n)
       weight = np.ones(n)
     else:
       index = np.sort(self._rng.choice(n, size=bound, replace=False))
       weight = np.full(len(index), n / bound)
-    u0 = np.asarray([self._mean_return(ps.histories[i]) for i in index])
+    u0 = np.asarray([self._mean_return(ps.histories[i], rollouts)
+                     for i in index])
     weighted_u0 = weight * u0
     cached = (index, weighted_u0, ps.history_infostate[0][index],
               ps.history_infostate[1][index],
@@ -636,8 +650,8 @@ class RolloutValueFunction(ValueFunction):
       self._cache.pop(i, None)
       self._policies.pop(i, None)
 
-  def fixed_history_values(self, ps: PublicState):
-    _, _, inf0, inf1, weight = self._history_values(ps)
+  def fixed_history_values(self, ps: PublicState, pending: int = 1):
+    _, _, inf0, inf1, weight = self._history_values(ps, pending)
     return inf0, inf1, weight, self._policy(ps)
 
   def evaluate(self, queries: Sequence[Query]) -> list[Evaluation]:
@@ -657,7 +671,14 @@ class RolloutValueFunction(ValueFunction):
     cached = self._packed_cache.get(key) if key is not None else None
     if cached is not None:
       return cached
-    local = [self._history_values(ps)[2:] for ps in packed.public_states]
+    pending = sum(ps.id not in self._cache for ps in packed.public_states)
+    local = []
+    for ps in packed.public_states:
+      if ps.id not in self._cache:
+        local.append(self._history_values(ps, pending)[2:])
+        pending -= 1
+      else:
+        local.append(self._cache[ps.id][2:])
     counts = np.asarray([len(w) for _, _, w in local], dtype=np.int64)
     entries = []
     for p in range(2):

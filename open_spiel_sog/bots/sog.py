@@ -281,9 +281,16 @@ class SoGBot(pyspiel.Bot):
       return self._locate_and_search(state, player, deadline)
 
   def _locate_and_search(self, state, player: int, deadline: float | None):
-    ps, h = self._locate(state, player)
-    self._fit_rollouts(ps, deadline)
-    return ps, h, self._prune(self.resolver.search(ps, deadline))
+    # Under a time limit, sampled public states built on the way and in the
+    # search hold fewer histories where building them is slow (see
+    # PublicStateObserver._affordable_bound).
+    self.observer.deadline = deadline
+    try:
+      ps, h = self._locate(state, player)
+      self._fit_rollouts(ps, deadline)
+      return ps, h, self._prune(self.resolver.search(ps, deadline))
+    finally:
+      self.observer.deadline = None
 
   # Under a time limit, the rollouts of one full expansion of the searched
   # public state may take at most this fraction of it; where even one

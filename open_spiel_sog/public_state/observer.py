@@ -26,6 +26,7 @@ import collections.abc
 import dataclasses
 import hashlib
 import os
+import time
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
@@ -170,6 +171,12 @@ def _infostate_sources(game: pyspiel.Game) -> dict[str, str | None]:
 # An expansion with more than this many times max_histories children draws
 # that many of them before building any.
 _PRESAMPLE = 4
+
+# Under a deadline, a sampled expansion may spend this share of the time
+# left building children; walking to a state, the expansions on the way
+# share WALK_SHARE of it.
+EXPAND_SHARE = 0.1
+WALK_SHARE = 0.3
 
 # Games where a player moves again after an illegal move the opponent does not
 # see: their information_state_string keeps the number of moves made and the
@@ -660,6 +667,13 @@ class PublicStateObserver:
     self._replaced: list[PublicState] = []
     # (player, decision infostate key) -> (public state id, depth).
     self._decision_home: dict[tuple[int, str], tuple[int, int]] = {}
+    # A `time.monotonic()` time a time-limited bot sets while it locates and
+    # searches: sampled expansions then build fewer children (see
+    # `_affordable_bound`), timed by a running mean of seconds per child.
+    self.deadline: float | None = None
+    self.seconds_per_child: float | None = None
+    self._timed = [0.0, 0]  # seconds, children
+    self._expand_budget = (EXPAND_SHARE, 1)  # (share of time left, steps)
 
   def _infostate_source(self, requested: str) -> str:
     """The infostate source `requested` (see ObserverConfig.infostates),
@@ -867,11 +881,12 @@ class PublicStateObserver:
     holding that child."""
     if ps.is_terminal():
       return []
+    start = time.perf_counter()
     # (history, action, chance reach) of every child, before building any.
     pairs_h: list[int] = []
     pairs_a: list[int] = []
     pairs_r: list[float] = []
-    bound = self.config.max_histories
+    bound = self._affordable_bound(ps)
     for i, h in enumerate(ps.histories):
       if h.is_chance_node():
         outcomes = h.chance_outcomes()
@@ -959,7 +974,47 @@ class PublicStateObserver:
                     for player_keys in keys])
       child.sampled = child.sampled or sampled
       result.append(child)
+    self._record_time(time.perf_counter() - start, len(children))
     return result
+
+  def _affordable_bound(self, ps: PublicState) -> int:
+    """max_histories, or, under `deadline` with sampling on, fewer (at
+    least 1, the searcher's own history still kept) so that the children
+    an expansion builds (at most _PRESAMPLE times the bound, each a pyspiel
+    child and its strings) take at most the expansion's share of the time
+    left: python_liars_poker's observer takes 2 ms a string and deals 20
+    chance nodes before the first decision. The first expansion under a
+    deadline times one child first."""
+    bound = self.config.max_histories
+    if not bound or self.deadline is None or ps.is_terminal():
+      return bound
+    if self.seconds_per_child is None:
+      self._time_one_child(ps)
+    share, steps = self._expand_budget
+    left = max(self.deadline - time.monotonic(), 0.0)
+    afford = int(share * left /
+                 (steps * _PRESAMPLE * max(self.seconds_per_child, 1e-9)))
+    return max(1, min(bound, afford))
+
+  def _time_one_child(self, ps: PublicState) -> None:
+    """Builds one child of `ps` as `_expand` would (state, infostate keys,
+    label) and records its time."""
+    h = ps.histories[0]
+    a = (h.chance_outcomes()[0][0] if h.is_chance_node()
+         else h.legal_actions()[0])
+    start = time.perf_counter()
+    child = h.child(a)
+    actors = _actors([child])
+    keys = self._child_infostate_keys(ps, [child], [0], [a], actors)
+    self._partition([child], [a], keys, actors)
+    self._record_time(time.perf_counter() - start, 1)
+
+  def _record_time(self, seconds: float, children: int) -> None:
+    if self.deadline is None or not children:
+      return
+    self._timed[0] += seconds
+    self._timed[1] += children
+    self.seconds_per_child = self._timed[0] / self._timed[1]
 
   def _perfect_information_child(self, ps: PublicState, action: int,
                                  prob: float) -> PublicState:
@@ -1085,13 +1140,25 @@ class PublicStateObserver:
     parent's children by a new sample that holds it (a new id; its old
     subtree is dropped)."""
     ps, index = self.root(), 0
-    for a in state.history():
-      try:
-        ps, index = ps.child_of(index, a)
-      except ValueError:
-        if not self.config.max_histories:
-          raise
-        ps, index = self._resample_child(ps, index, a)
+    history = state.history()
+    try:
+      for step, a in enumerate(history):
+        # Under a deadline, the expansions still to come on the way share
+        # WALK_SHARE of the time left.
+        self._expand_budget = (WALK_SHARE, len(history) - step)
+        if (not ps.children_expanded and self.config.max_histories and
+            self.source != "perfect_information" and not ps.is_terminal()):
+          # Sampled on the way: keep this history's child from the start
+          # (instead of sampling without it, then resampling).
+          ps._children = self._expand(ps, force=(index, a))  # pylint: disable=protected-access
+        try:
+          ps, index = ps.child_of(index, a)
+        except ValueError:
+          if not self.config.max_histories:
+            raise
+          ps, index = self._resample_child(ps, index, a)
+    finally:
+      self._expand_budget = (EXPAND_SHARE, 1)
     return ps, index
 
   def _resample_child(self, ps: PublicState, index: int, action: int

@@ -221,6 +221,9 @@ def test_bad_parameter_values_are_rejected():
     # The game's Python observer takes 2 ms a string and deals 20 chance
     # nodes first (was 140 s): sampled public states shrink to fit.
     ("python_liars_poker", 1.0),
+    # Perfect information with chance nodes of 7,776 rolls: expansions that
+    # would not fit are skipped.
+    ("yacht", 1.0),
 ])
 def test_time_limit_is_honoured_and_used(game_string, limit):
   """With a simulation cap out of reach, each decision stops by time: no

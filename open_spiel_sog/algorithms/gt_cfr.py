@@ -112,6 +112,11 @@ class GTCFRConfig:
 _RESULT_SECONDS_PER_NODE: dict[str, float] = {}
 
 
+# Under a deadline, an expansion whose new leaves would take more than this
+# share of the time left is skipped (yacht: a chance node of 7,776 rolls).
+_EXPAND_SHARE = 0.1
+
+
 def _result_seconds_per_node(game: str) -> float:
   seconds = _RESULT_SECONDS_PER_NODE.get(game)
   if seconds is None:
@@ -693,13 +698,18 @@ class GTCFR:
           Query(grow, (prior_ranges[0], prior_ranges[1])))
     else:
       self._grow_prior = None
+    # Seconds per leaf added (building it, and valuing it where the value
+    # function's values are fixed sums): [seconds, leaves].
+    self._leaf_timing = [0.0, 0]
+    start = time.perf_counter()
     for ps in path:
       node = self.tree.node(ps)
       if ps.is_terminal():
         raise ValueError(f"cannot search from terminal {ps.describe()}")
       if ps is grow:
         node.prior = self._grow_prior
-      self.tree.expand(node)
+      self._leaf_timing[1] += self.tree.expand(node)
+    self._leaf_timing[0] += time.perf_counter() - start
     self.grow_node = self.tree.node(path[-1])
     self.updates = 0
     self.queries = QueryLog()
@@ -719,6 +729,7 @@ class GTCFR:
     self._last_row_values: list[np.ndarray | None] = [None, None]
     self._last_layout: list[tuple[int, int]] = [(0, 1), (0, 1)]
     self._reaches: list[np.ndarray | None] = [None, None]
+    self._deadline: float | None = None  # see run()
 
   # --- Gadget ----------------------------------------------------------------
 
@@ -756,6 +767,7 @@ class GTCFR:
       lo, hi = self._fixed_slices.pop(i)
       w[lo:hi] = 0.0
     new = [i for i in leaves if i not in self._fixed_slices]
+    start = time.perf_counter()
     for k, i in enumerate(new):
       node = tree.nodes[i]
       fixed = self.value_fn.fixed_history_values(node.ps, len(new) - k)
@@ -776,6 +788,7 @@ class GTCFR:
       self._fixed_slices[i] = (lo, hi)
       if prior is not None:
         node.prior = prior
+    self._leaf_timing[0] += time.perf_counter() - start
     self._fixed_leaves = leaves
     return True
 
@@ -983,7 +996,12 @@ class GTCFR:
       if ps.is_terminal():
         break
       if not node.expanded:
-        tree.expand(node, self._top_k(node))
+        actions = self._top_k(node)
+        if self._expansion_fits(node, actions):
+          start = time.perf_counter()
+          added = tree.expand(node, actions)
+          self._leaf_timing[0] += time.perf_counter() - start
+          self._leaf_timing[1] += added
         break
       history = ps.histories[h]
       if ps.is_chance_node():
@@ -1004,12 +1022,28 @@ class GTCFR:
         break
       c, h_child = t
       if c not in node.children:
-        tree.add_child(node, h, a)
+        start = time.perf_counter()
+        self._leaf_timing[1] += tree.add_child(node, h, a)
+        self._leaf_timing[0] += time.perf_counter() - start
         break
       node = tree.nodes[node.children[c]]
       h = h_child
     for q, row, slot in path:
       tree.sides[q].visits[row, slot] += 1
+
+  def _expansion_fits(self, node: _Node, actions) -> bool:
+    """False under a deadline where the leaves expanding `node` would add
+    (`actions`: see SearchTree.expand) would take more than _EXPAND_SHARE
+    of the time left, timed per leaf added in this search; the simulation
+    then stops at `node`, which stays a leaf."""
+    seconds, leaves = self._leaf_timing
+    if self._deadline is None or not leaves:
+      return True
+    count = len(node.ps.child_sequence())
+    if actions is not None:
+      count = min(count, sum(len(a) for a in actions))
+    left = self._deadline - time.monotonic()
+    return count * seconds / leaves <= _EXPAND_SHARE * max(left, 0.0)
 
   def run_expansions(self, count: int) -> None:
     tree = self.tree
@@ -1052,11 +1086,14 @@ class GTCFR:
         phase, the final update and `result()` would pass it: the phase and
         the update timed as the latest ones, `result()` by its time per tree
         node in this process's previous search (it summarises every node,
-        which costs far more than an update in a large tree).
+        which costs far more than an update in a large tree). Expansions
+        whose new leaves would take more than _EXPAND_SHARE of the time
+        left are skipped (see `_expansion_fits`).
     """
     cfg = self.config
     expanded = False
     last_phase = last_update = 0.0
+    self._deadline = deadline
 
     per_node = _result_seconds_per_node(str(self.tree.game))
 

@@ -986,7 +986,8 @@ class PublicStateObserver:
     chance nodes before the first decision. The first expansion under a
     deadline times one child first."""
     bound = self.config.max_histories
-    if not bound or self.deadline is None or ps.is_terminal():
+    if (not bound or self.deadline is None or ps.is_terminal() or
+        self.source == "perfect_information"):  # one history a state
       return bound
     if self.seconds_per_child is None:
       self._time_one_child(ps)

@@ -176,6 +176,39 @@ def test_under_a_passed_deadline_sampled_public_states_shrink_to_the_true_one():
   assert len(exact.public_state_of(state)[0].histories) == 36
 
 
+def test_samples_on_the_way_favour_the_searchers_own_infostate():
+  """With favoured_player, the sample of a public state keeps half its
+  draws for the histories in that player's infostate on the true path (all
+  of them here, at their exact chance reach) and weighs the rest to their
+  own total; without it, chance reach alone decides."""
+  game = pyspiel.load_game("liars_dice")
+  state = game.new_initial_state()
+  for a in (2, 4):  # player 0 rolled 2, player 1 rolled 4: 36 deals
+    state.apply_action(a)
+  exact_ps, _ = PublicStateObserver(game).public_state_of(state)
+  counts = {}
+  for favoured in (None, 0):
+    observer = PublicStateObserver(game, ObserverConfig(max_histories=12))
+    observer.favoured_player = favoured
+    ps, h = observer.public_state_of(state)
+    assert ps.sampled and ps.histories[h].history() == state.history()
+    assert ps.favoured == favoured
+    mine = ps.history_infostate[0] == ps.history_infostate[0][h]
+    counts[favoured] = int(mine.sum())
+    if favoured is not None:
+      # Player 0's six deals, exactly; the other 30 weigh 30 / 36 in all.
+      assert sorted(h.history()[1] for h, m in zip(ps.histories, mine)
+                    if m) == list(range(6))
+      np.testing.assert_allclose(ps.chance_reach[mine], 1 / 36)
+      assert ps.chance_reach[~mine].sum() == pytest.approx(30 / 36)
+  assert counts[0] == 6 and counts[None] < 6
+  assert len(exact_ps.histories) == 36
+  # The bot favours its own seat.
+  for seat in (0, 1):
+    bot = pyspiel.load_bot("sog", game, seat, {"simulations": 2})
+    assert bot.observer.favoured_player == seat
+
+
 def _score(game, make_bot, games, opponent_seed):
   total = 0.0
   for g in range(games):

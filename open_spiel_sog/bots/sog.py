@@ -254,6 +254,9 @@ class SoGBot(pyspiel.Bot):
         ObserverConfig(infostates=infostates,
                        max_histories=config.max_histories,
                        sample_seed=config.seed))
+    # Samples of the public states on the way to a decision favour this
+    # bot's own infostate (never the opponent's: it cannot see that).
+    self.observer.favoured_player = self._player
     self.value_fn = make_value_function(config, self._search_game)
     self._rollouts_cut = False
     self.resolver = resolving.Resolver(

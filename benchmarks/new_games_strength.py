@@ -7,13 +7,14 @@ For each game, --num_games games of `pyspiel.load_bot("sog", game, seat,
 {"time_limit": --time_limit, "seed": k})` against --opponent (OpenSpiel's
 uniform random bot by default, or a bot string such as
 'ismcts(simulations=5000,seed={seed})'), in duplicate seats (games 2k and
-2k + 1 share seed k, SoG in seat 0 then 1), played as OpenSpiel's
-`evaluate_bots` plays them (restart, step, inform_action: SoG also searches
-at the opponent's decisions, as the paper's bot does). Prints, per game,
-SoG's wins / draws / losses, its win rate with a 95% Wilson interval, its
-mean return with a 95% normal interval, the median and largest seconds per
-SoG decision and the opponent's median. --json
-adds every row as one JSON object on the last line. Progress goes to stderr.
+2k + 1 share seed k = --first_seed + 0, 1, ...; SoG in seat 0, then 1),
+played as OpenSpiel's `evaluate_bots` plays them (restart, step,
+inform_action: SoG also searches at the opponent's decisions, as the
+paper's bot does). Prints, per game, SoG's wins / draws / losses, its win
+rate with a 95% Wilson interval, its mean return with a 95% normal
+interval, the median and largest seconds per SoG decision and the
+opponent's median. --json adds every row as one JSON object on the last
+line. Progress goes to stderr.
 """
 
 import json
@@ -43,6 +44,9 @@ _OPPONENT = flags.DEFINE_string(
     "opponent", "uniform_random", "The opponent: 'uniform_random', or a bot "
     "string for pyspiel.load_bot, where '{seed}' stands for the game's seed "
     "(e.g. 'ismcts(simulations=5000,seed={seed})').")
+_FIRST_SEED = flags.DEFINE_integer(
+    "first_seed", 0, "Seed of the first pair of games (games 2k and 2k + 1 "
+    "use --first_seed + k): another value plays other games.")
 _JSON = flags.DEFINE_bool("json", False, "Also print the rows as JSON.")
 
 
@@ -109,7 +113,8 @@ def run_game(name: str) -> dict:
   start = time.monotonic()
   for g in range(_NUM_GAMES.value):
     # Duplicate seats: games 2k and 2k + 1 share seed k, SoG in each seat.
-    returns.append(play(game, g % 2, g // 2, times, opponent_times))
+    returns.append(play(game, g % 2, _FIRST_SEED.value + g // 2, times,
+                        opponent_times))
     print(f"{name}: game {g + 1}/{_NUM_GAMES.value}, seat {g % 2}, return "
           f"{returns[-1]:+g} ({time.monotonic() - start:.0f} s)",
           file=sys.stderr, flush=True)

@@ -373,3 +373,20 @@ def test_ismcts_samples_worlds_from_public_states_where_the_game_cannot():
   assert len(seen) == 9  # player 0's first move is any of the 9 cells
   action = bot.step(state)
   assert action in state.legal_actions()
+
+
+def test_ismcts_worlds_from_sampled_public_states_do_not_favour_the_truth():
+  """Four moves into phantom_ttt the public state is sampled (3,024
+  histories); player 0's infostate holds the 42 orders of player 1's two
+  unseen stones. The worlds cover all of them, the true one about as often
+  as any (a sample in proportion to chance reach alone drew the true world
+  54% of the time, from 2 worlds)."""
+  game = pyspiel.load_game("phantom_ttt")
+  bot = pyspiel.load_bot("ismcts(simulations=50,seed=1)", game, 0)
+  state = game.new_initial_state()
+  for a in (4, 0, 8, 2):
+    state.apply_action(a)
+  resampler = bot._resampler_cb  # pylint: disable=protected-access
+  worlds = [tuple(resampler(state, 0).history()) for _ in range(400)]
+  assert len(set(worlds)) == 42
+  assert worlds.count(tuple(state.history())) / len(worlds) < 0.06

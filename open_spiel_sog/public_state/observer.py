@@ -872,6 +872,10 @@ class PublicStateObserver:
     home = self._decision_home
     for key in ps.infostates(p):
       first_id, first_depth = home.setdefault((p, key), (ps.id, ps.depth))
+      if first_id != ps.id and ps.sampled and first_depth == ps.depth:
+        # Two fragments of one sampled public state (a sample's common-
+        # knowledge components need not be the game's): not a timing fault.
+        continue
       if first_id != ps.id:
         raise InfostateSplit(
             f"{self.game}: player {p}'s infostate {key[:200]!r} lies in two "

@@ -11,6 +11,7 @@ from open_spiel.python.bots import uniform_random
 
 import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
 from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+from open_spiel_sog.public_state import observer as observer_lib
 from open_spiel_sog.public_state.observer import (ObserverConfig,
                                                   PublicStateObserver)
 
@@ -207,6 +208,31 @@ def test_samples_on_the_way_favour_the_searchers_own_infostate():
   for seat in (0, 1):
     bot = pyspiel.load_bot("sog", game, seat, {"simulations": 2})
     assert bot.observer.favoured_player == seat
+
+
+def test_fragments_of_a_sampled_public_state_may_share_an_infostate():
+  """A sample's common-knowledge components need not be the game's, so two
+  sampled public states at one depth may hold the same decision infostate;
+  that is not the timing fault InfostateSplit reports, which still
+  fires on exact public states."""
+  game = pyspiel.load_game("liars_dice")
+  state = game.new_initial_state()
+  for a in (2, 4, 1):  # both dice dealt, player 0 bids: player 1 decides
+    state.apply_action(a)
+  for bound, splits in ((12, False), (0, True)):
+    observer = PublicStateObserver(game, ObserverConfig(max_histories=bound))
+    ps, _ = observer.public_state_of(state)
+    assert ps.sampled != splits
+    keys = [[ps.infostates(p)[j] for j in ps.history_infostate[p]]
+            for p in range(2)]
+    duplicate = lambda: observer._new_public_state(  # pylint: disable=protected-access
+        ps.parent, "fragment", ps.histories, ps.chance_reach,
+        ps.parent_history, ps.parent_action, keys)
+    if splits:
+      with pytest.raises(observer_lib.InfostateSplit, match="lies in two"):
+        duplicate()
+    else:
+      assert duplicate().depth == ps.depth
 
 
 def _score(game, make_bot, games, opponent_seed):

@@ -672,6 +672,7 @@ class PublicStateObserver:
                        f"got {self.config.max_histories}")
     self._rng = np.random.default_rng(self.config.sample_seed)
     self._replaced: list[PublicState] = []
+    self._replaced_ids: list[int] = []  # theirs and their descendants'
     # (player, decision infostate key) -> (public state id, depth).
     self._decision_home: dict[tuple[int, str], tuple[int, int]] = {}
     # A `time.monotonic()` time a time-limited bot sets while it locates and
@@ -825,6 +826,7 @@ class PublicStateObserver:
     if self._root is not None:
       self._drop_below(self._root, dropped)
     self._replaced = []
+    self._replaced_ids = []
     self._floor = None
     self._pruned.clear()
     return self._remove(dropped)
@@ -990,8 +992,8 @@ class PublicStateObserver:
             if old.key == label or any(
                 group_keys[p].intersection(old.infostates(p))
                 for p in range(2))]
-        for old in self._replaced:
-          self._forget(old)
+        self._replaced_ids = [i for old in self._replaced
+                              for i in self._forget(old)]
       child = self._new_public_state(
           ps, label, [children[k] for k in idx.tolist()], weights, ph[idx],
           pa[idx], [[player_keys[k] for k in idx.tolist()]
@@ -1236,11 +1238,11 @@ class PublicStateObserver:
         del children[i]
     else:
       children.append(child)
-    # The replaced samples and what was built under them are unreachable
-    # (removed now, their ids reported by the next prune or restart).
-    gone = [i for old in self._replaced for i in self._forget(old)]
-    self._discard(gone)
-    self._dropped_since_prune.extend(gone)
+    # The replaced samples and what was built under them (forgotten by
+    # `_expand`) are unreachable: removed now, their ids reported by the
+    # next prune or restart.
+    self._discard(self._replaced_ids)
+    self._dropped_since_prune.extend(self._replaced_ids)
     return child, _pair_index(child.parent_history, child.parent_action,
                               index, action)
 

@@ -701,15 +701,13 @@ class GTCFR:
     # Seconds per leaf added (building it, and valuing it where the value
     # function's values are fixed sums): [seconds, leaves].
     self._leaf_timing = [0.0, 0]
-    start = time.perf_counter()
     for ps in path:
       node = self.tree.node(ps)
       if ps.is_terminal():
         raise ValueError(f"cannot search from terminal {ps.describe()}")
       if ps is grow:
         node.prior = self._grow_prior
-      self._leaf_timing[1] += self.tree.expand(node)
-    self._leaf_timing[0] += time.perf_counter() - start
+      self._timed_growth(self.tree.expand, node)
     self.grow_node = self.tree.node(path[-1])
     self.updates = 0
     self.queries = QueryLog()
@@ -998,10 +996,7 @@ class GTCFR:
       if not node.expanded:
         actions = self._top_k(node)
         if self._expansion_fits(node, actions):
-          start = time.perf_counter()
-          added = tree.expand(node, actions)
-          self._leaf_timing[0] += time.perf_counter() - start
-          self._leaf_timing[1] += added
+          self._timed_growth(tree.expand, node, actions)
         break
       history = ps.histories[h]
       if ps.is_chance_node():
@@ -1022,14 +1017,19 @@ class GTCFR:
         break
       c, h_child = t
       if c not in node.children:
-        start = time.perf_counter()
-        self._leaf_timing[1] += tree.add_child(node, h, a)
-        self._leaf_timing[0] += time.perf_counter() - start
+        self._timed_growth(tree.add_child, node, h, a)
         break
       node = tree.nodes[node.children[c]]
       h = h_child
     for q, row, slot in path:
       tree.sides[q].visits[row, slot] += 1
+
+  def _timed_growth(self, grow, *args) -> None:
+    """Calls `grow(*args)` (SearchTree.expand or add_child: the public
+    states added) and adds its time and leaves to `_leaf_timing`."""
+    start = time.perf_counter()
+    self._leaf_timing[1] += grow(*args)
+    self._leaf_timing[0] += time.perf_counter() - start
 
   def _expansion_fits(self, node: _Node, actions) -> bool:
     """False under a deadline where the leaves expanding `node` would add

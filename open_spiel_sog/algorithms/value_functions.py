@@ -674,11 +674,9 @@ class RolloutValueFunction(ValueFunction):
     pending = sum(ps.id not in self._cache for ps in packed.public_states)
     local = []
     for ps in packed.public_states:
-      if ps.id not in self._cache:
-        local.append(self._history_values(ps, pending)[2:])
-        pending -= 1
-      else:
-        local.append(self._cache[ps.id][2:])
+      new = ps.id not in self._cache
+      local.append(self._history_values(ps, pending)[2:])
+      pending -= new
     counts = np.asarray([len(w) for _, _, w in local], dtype=np.int64)
     entries = []
     for p in range(2):

@@ -30,6 +30,7 @@ def _shim_extension() -> setuptools.Extension:
   return setuptools.Extension(
       name="open_spiel_sog._native._shim",
       sources=["open_spiel_sog/_native/shim.cc"],
+      depends=["open_spiel_sog/_native/cfr_kernels.h"],
       include_dirs=[
           site_dir,  # "open_spiel/..." headers
           os.path.join(site_dir, "open_spiel", "abseil-cpp"),  # "absl/..."
@@ -69,7 +70,7 @@ setuptools.setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
     packages=setuptools.find_packages(include=["open_spiel_sog", "open_spiel_sog.*"]),
-    package_data={"open_spiel_sog": ["data/*", "_native/*.cc",
+    package_data={"open_spiel_sog": ["data/*", "_native/*.cc", "_native/*.h",
                                      "games/maps/*"]},
     install_requires=[
         f"open_spiel=={OPEN_SPIEL_VERSION}",

@@ -17,7 +17,8 @@
 //
 // It also plays the rollout value function's uniform-random games in C++
 // (`random_rollouts`; value_functions.py falls back to the same generator in
-// Python without the shim).
+// Python without the shim), and runs the passes of GT-CFR's regret update
+// (cfr_kernels.h; gt_cfr.py has them in numpy too).
 //
 // After `register_bot(name, factory, can_play)`, pyspiel.load_bot(name, ...),
 // pyspiel.registered_bots() and pyspiel.bots_that_can_play_game(...) see the
@@ -56,6 +57,7 @@
 #include "open_spiel/python/pybind11/pybind11.h"
 #include "open_spiel/spiel.h"
 #include "open_spiel/spiel_bots.h"
+#include "cfr_kernels.h"  // same folder
 
 namespace open_spiel_sog {
 namespace {
@@ -323,6 +325,7 @@ PYBIND11_MODULE(_shim, m) {
         "from state, next SplitMix64 state, actions played). With max_moves "
         "> 0 a game stops after that many actions and scores "
         "truncated_value.");
+  open_spiel_sog::cfr_kernels::Define(m);
   m.def("self_check", &open_spiel_sog::SelfCheck,
         "Raises ImportError if the shim cannot exchange objects with pyspiel.");
 }

@@ -33,7 +33,9 @@ counterfactual value or follow into the subgame, whose follow probabilities
 give the player's root range, mixed alpha * follow + (1 - alpha) * r_prev.
 
 The tree (structure and CFR state) is arrays grown by appending; no Python
-loop over nodes runs in the regret update.
+loop over nodes runs in the regret update. Its passes over rows and entries
+run in the C++ shim (`_native/cfr_kernels.h`) where it is built, and in numpy
+(a few calls per tree level) without it; both give the same numbers.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from __future__ import annotations
 import bisect
 import collections.abc
 import dataclasses
+import functools
 import itertools
 import math
 import time
@@ -48,6 +51,7 @@ from typing import Sequence
 
 import numpy as np
 
+from open_spiel_sog import _native
 from open_spiel_sog.algorithms.value_functions import PackedQueries
 from open_spiel_sog.algorithms.value_functions import Query
 from open_spiel_sog.algorithms.value_functions import ValueFunction
@@ -156,7 +160,8 @@ class _Node:
   """One public state of the search tree."""
 
   __slots__ = ("ps", "index", "parent", "depth", "player", "entry_start",
-               "rows", "expanded", "children", "prior", "transitions")
+               "rows", "expanded", "children", "prior", "transitions",
+               "_infostate_histories")
 
   def __init__(self, ps: PublicState, index: int, parent: int, depth: int):
     self.ps = ps
@@ -170,6 +175,16 @@ class _Node:
     self.children: dict[int, int] = {}  # index in ps.child_sequence() -> node
     self.prior: np.ndarray | None = None  # [n_q, num_actions] latest prior
     self.transitions: dict[tuple[int, int], tuple[int, int]] | None = None
+    self._infostate_histories: list[list[int]] | None = None
+
+  def infostate_histories(self) -> list[list[int]]:
+    """The acting player's histories per infostate (cached)."""
+    if self._infostate_histories is None:
+      out = [[] for _ in range(self.ps.num_infostates(self.player))]
+      for h, j in enumerate(self.ps.history_infostate[self.player].tolist()):
+        out[j].append(h)
+      self._infostate_histories = out
+    return self._infostate_histories
 
   def transition(self, history: int, action: int) -> tuple[int, int] | None:
     """(index in ps.child_sequence(), history index there) reached by `action`,
@@ -221,9 +236,26 @@ class _Side:
     self.prior = np.zeros((0, 1))
     self.visits = np.zeros((0, 1))
 
+    # Arrays of the lists above, extended as the lists grow (see array()).
+    self._arrays: dict[str, tuple[np.ndarray, int]] = {}
+
   @property
   def num_rows(self) -> int:
     return len(self.r_entry)
+
+  def array(self, name: str, dtype=np.int64) -> np.ndarray:
+    """The list attribute `name` as an array (the rh_* lists of arrays:
+    concatenated). The lists only grow, so each call converts only the
+    items appended since the last one."""
+    items = getattr(self, name)
+    cached, count = self._arrays.get(name, (np.zeros(0, dtype), 0))
+    if count < len(items):
+      new = items[count:]
+      tail = (np.concatenate(new) if isinstance(new[0], np.ndarray) else
+              np.asarray(new)).astype(dtype, copy=False)
+      cached = np.concatenate([cached, tail])
+      self._arrays[name] = (cached, len(items))
+    return cached
 
   def ensure(self, rows: int, width: int) -> None:
     """Grows the CFR-state arrays to hold `rows` rows of `width` actions."""
@@ -258,7 +290,7 @@ class _Compiled:
   num_seq: int
   e_seq: np.ndarray  # [E] flat sequence of each entry
   r_parent_seq: np.ndarray  # [R]
-  level_rows: list[np.ndarray]
+  r_level: np.ndarray  # [R] own actions before each row
   rh_row: np.ndarray
   rh_opp: np.ndarray
   rh_chance: np.ndarray
@@ -270,7 +302,46 @@ class _Compiled:
   e_parent: np.ndarray
   e_prow: np.ndarray
   e_pslot: np.ndarray
-  depth_groups: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+  entry_row: np.ndarray  # [E] the row of each entry, -1 where none
+  e_depth: np.ndarray  # [E] public-state depth of each entry
+
+  # The numpy passes' groupings (the C++ passes walk rows and entries in
+  # the order the tree grew instead).
+
+  @functools.cached_property
+  def level_rows(self) -> list[np.ndarray]:
+    """Rows by level, shallowest first."""
+    levels = self.r_level
+    num_levels = int(levels.max()) + 1 if len(levels) else 0
+    return [np.nonzero(levels == l)[0] for l in range(num_levels)]
+
+  @functools.cached_property
+  def depth_groups(self
+                   ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray,
+                                   np.ndarray]]:
+    """Per public-state depth, deepest first: (rows at depth d, their
+    entries, entries at d reached by an own action (via a row), the rest
+    (via the parent entry))."""
+    e_depth, r_entry, e_prow = self.e_depth, self.r_entry, self.e_prow
+    r_depth = e_depth[r_entry] if len(r_entry) else np.zeros(0, np.int64)
+    groups = []
+    for d in range(int(e_depth.max()), -1, -1):
+      rows_d = np.nonzero(r_depth == d)[0]
+      at = np.nonzero(e_depth == d)[0] if d > 0 else np.zeros(0, np.int64)
+      groups.append((rows_d, r_entry[rows_d], at[e_prow[at] >= 0],
+                     at[e_prow[at] < 0]))
+    return groups
+
+
+def _first_histories(history_infostate: np.ndarray, n: int) -> list[int]:
+  """The first history of each of the n infostates."""
+  if len(history_infostate) > 64:
+    return np.unique(history_infostate, return_index=True)[1].tolist()
+  first = [-1] * n
+  for h, j in enumerate(history_infostate.tolist()):
+    if first[j] < 0:
+      first[j] = h
+  return first
 
 
 class SearchTree:
@@ -322,8 +393,7 @@ class SearchTree:
           side.e_pslot.append(-1)
           side.e_depth.append(0)
         continue
-      hist_inf = ps.history_infostate[p]
-      _, first = np.unique(hist_inf, return_index=True)
+      first = _first_histories(ps.history_infostate[p], n)
       parent_inf = parent_node.ps.history_infostate[p][ps.parent_history]
       acting = parent_node.player == p
       for j in range(n):
@@ -407,11 +477,9 @@ class SearchTree:
     if actions is None or node.player < 0:
       wanted = set(range(len(children)))
     else:
-      q = node.player
       wanted = set()
       for j, acts in enumerate(actions):
-        hist = np.nonzero(ps.history_infostate[q] == j)[0]
-        for h in hist.tolist():
+        for h in node.infostate_histories()[j]:
           for a in acts:
             t = node.transition(h, int(a))
             if t is not None:
@@ -447,7 +515,7 @@ class SearchTree:
       if full:
         side.active[row, :len(acts)] = True
         continue
-      hist = np.nonzero(ps.history_infostate[q] == j)[0].tolist()
+      hist = node.infostate_histories()[j]
       for k, a in enumerate(acts):
         # An action is active once its children are all in the tree (in a
         # sampled public state: those of its children the sample kept, and
@@ -456,9 +524,16 @@ class SearchTree:
                 if t is not None]
         side.active[row, k] = bool(kept) and all(
             t[0] in node.children for t in kept)
-    # Regret matching over the (possibly new) active set.
-    rows = node.rows
-    side.policy[rows] = _regret_matching(side.regrets[rows], side.active[rows])
+    # Regret matching over the (possibly new) active set (a node's rows are
+    # consecutive).
+    begin, end = int(node.rows[0]), int(node.rows[-1]) + 1
+    kernels = _kernels()
+    if kernels is not None:
+      kernels.cfr_regret_matching(side.regrets, side.active, side.policy,
+                                  begin, end)
+    else:
+      side.policy[begin:end] = _regret_matching(side.regrets[begin:end],
+                                                side.active[begin:end])
     self._compiled = None
 
   def leaves(self) -> list[int]:
@@ -479,34 +554,21 @@ class SearchTree:
   def _compile(self, p: int) -> _Compiled:
     side = self.sides[p]
     nr, width, rows = side.num_root, side.width, side.num_rows
-    srow = np.asarray(side.e_srow, dtype=np.int64)
-    sslot = np.asarray(side.e_sslot, dtype=np.int64)
+    array = side.array
+    srow, sslot = array("e_srow"), array("e_sslot")
     e_seq = np.where(srow < 0, sslot, nr + srow * width + sslot)
-    r_entry = np.asarray(side.r_entry, dtype=np.int64)
+    r_entry = array("r_entry")
     r_parent_seq = e_seq[r_entry] if rows else np.zeros(0, dtype=np.int64)
-    levels = np.asarray(side.r_level, dtype=np.int64)
-    num_levels = int(levels.max()) + 1 if rows else 0
-    level_rows = [np.nonzero(levels == l)[0] for l in range(num_levels)]
-    cat = lambda xs, dt: (np.concatenate(xs).astype(dt) if xs else
-                          np.zeros(0, dtype=dt))
-    e_depth = np.asarray(side.e_depth, dtype=np.int64)
-    e_parent = np.asarray(side.e_parent, dtype=np.int64)
-    e_prow = np.asarray(side.e_prow, dtype=np.int64)
-    e_pslot = np.asarray(side.e_pslot, dtype=np.int64)
-    r_depth = e_depth[r_entry] if rows else np.zeros(0, dtype=np.int64)
-    groups = []
-    for d in range(int(e_depth.max()), -1, -1):
-      rows_d = np.nonzero(r_depth == d)[0]
-      at = np.nonzero(e_depth == d)[0] if d > 0 else np.zeros(0, np.int64)
-      groups.append((rows_d, r_entry[rows_d], at[e_prow[at] >= 0],
-                     at[e_prow[at] < 0]))
+    entry_row = np.full(len(e_seq), -1, dtype=np.int64)
+    entry_row[r_entry] = np.arange(rows)
     return _Compiled(
         num_root=nr, width=width, num_seq=nr + rows * width, e_seq=e_seq,
-        r_parent_seq=r_parent_seq, level_rows=level_rows,
-        rh_row=cat(side.rh_row, np.int64), rh_opp=cat(side.rh_opp, np.int64),
-        rh_chance=cat(side.rh_chance, np.float64),
-        num_entries=len(e_seq), r_entry=r_entry, e_parent=e_parent,
-        e_prow=e_prow, e_pslot=e_pslot, depth_groups=groups)
+        r_parent_seq=r_parent_seq, r_level=array("r_level"),
+        rh_row=array("rh_row"), rh_opp=array("rh_opp"),
+        rh_chance=array("rh_chance", np.float64),
+        num_entries=len(e_seq), r_entry=r_entry, e_parent=array("e_parent"),
+        e_prow=array("e_prow"), e_pslot=array("e_pslot"), entry_row=entry_row,
+        e_depth=array("e_depth"))
 
   def terminal_arrays(self):
     """(entry of player 0 [K], entry of player 1 [K], chance_reach * u0 [K])
@@ -528,8 +590,30 @@ def _regret_matching(regrets: np.ndarray, active: np.ndarray) -> np.ndarray:
                   uniform)
 
 
+_EMPTY = np.zeros(0)
+_KERNELS = None  # the shim (its cfr_* passes), or False; see _kernels()
+
+
+def _kernels():
+  """The C++ shim where it is usable and has the passes, else None."""
+  global _KERNELS
+  if _KERNELS is None:
+    shim, _ = _native.load_shim()
+    _KERNELS = shim if hasattr(shim, "cfr_reach") else False
+  return _KERNELS or None
+
+
 def _reach(c: _Compiled, policy: np.ndarray, root_range: np.ndarray
            ) -> np.ndarray:
+  """The reach of every sequence [S] under `policy`."""
+  kernels = _kernels()
+  if kernels is not None:
+    return kernels.cfr_reach(c.r_parent_seq, policy, root_range, c.width)
+  return _numpy_reach(c, policy, root_range)
+
+
+def _numpy_reach(c: _Compiled, policy: np.ndarray, root_range: np.ndarray
+                 ) -> np.ndarray:
   out = np.zeros(c.num_seq)
   out[:c.num_root] = root_range
   rows = (c.num_seq - c.num_root) // max(c.width, 1)
@@ -541,7 +625,17 @@ def _reach(c: _Compiled, policy: np.ndarray, root_range: np.ndarray
 
 def _values(c: _Compiled, policy: np.ndarray, direct: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
-  """(sequence values [S], row values [R]); `direct` is consumed."""
+  """(sequence values [S], row values [R]); `direct` (float64) is consumed."""
+  kernels = _kernels()
+  if kernels is not None:
+    row_values = kernels.cfr_values(c.r_parent_seq, policy, direct,
+                                    c.num_root, c.width)
+    return direct, row_values
+  return _numpy_values(c, policy, direct)
+
+
+def _numpy_values(c: _Compiled, policy: np.ndarray, direct: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
   seq = direct
   rows = (c.num_seq - c.num_root) // max(c.width, 1)
   action_values = seq[c.num_root:].reshape(rows, c.width)
@@ -619,6 +713,34 @@ class SearchResult:
         {a: float(probs[i, k]) for k, a in enumerate(side.r_actions[row])}
         for i, row in enumerate(node.rows.tolist())
     ]
+
+
+def _regret_update(side: _Side, c: _Compiled, seq_values: np.ndarray,
+                   row_values: np.ndarray, own: np.ndarray,
+                   weight: float) -> None:
+  """CFR+ on `side`'s rows, in place: the linear average gains weight * own
+  reach * policy, regrets gain each active action's advantage (clipped at
+  0), and the policy becomes regret matching over the active actions."""
+  n = side.num_rows
+  kernels = _kernels()
+  if kernels is not None:
+    kernels.cfr_regret_update(side.regrets, side.avg, side.policy,
+                              side.active, seq_values, row_values, own,
+                              weight, c.num_root, n, c.width)
+    return
+  _numpy_regret_update(side, c, seq_values, row_values, own, weight)
+
+
+def _numpy_regret_update(side: _Side, c: _Compiled, seq_values: np.ndarray,
+                         row_values: np.ndarray, own: np.ndarray,
+                         weight: float) -> None:
+  n = side.num_rows
+  action_values = seq_values[c.num_root:].reshape(n, c.width)
+  side.avg[:n, :c.width] += (weight * own)[:, None] * side.policy[:n]
+  side.regrets[:n] += np.where(side.active[:n],
+                               action_values - row_values[:, None], 0.0)
+  np.maximum(side.regrets[:n], 0.0, out=side.regrets[:n])
+  side.policy[:n] = _regret_matching(side.regrets[:n], side.active[:n])
 
 
 def _average_policy(side: _Side) -> np.ndarray:
@@ -790,25 +912,31 @@ class GTCFR:
     self._fixed_leaves = leaves
     return True
 
-  def _fixed_leaf_values(self, compiled, reaches):
+  def _fixed_leaf_values(self, compiled, reaches, players):
     """`_leaf_values` from the folded arrays (the same sums, in the same
-    order: per entry, then per sequence)."""
+    order: per entry, then per sequence), for `players` (None for the
+    other)."""
     n = self._fixed_size
-    e0, e1, w = (a[:n] for a in self._fixed_arrays)
-    r0 = reaches[0][compiled[0].e_seq[e0]]
-    r1 = reaches[1][compiled[1].e_seq[e1]]
-    per_entry = [
-        np.bincount(e0, weights=w * r1, minlength=compiled[0].num_entries),
-        -np.bincount(e1, weights=w * r0, minlength=compiled[1].num_entries)]
-    # Entries that are not at leaves hold exact zeros, which leave the sums
-    # unchanged.
-    out = [np.bincount(compiled[p].e_seq, weights=per_entry[p],
-                       minlength=compiled[p].num_seq) for p in range(2)]
+    e = [a[:n] for a in self._fixed_arrays[:2]]
+    w = self._fixed_arrays[2][:n]
+    out, per_entry = [None, None], [None, None]
+    for p in players:
+      o = 1 - p
+      other_reach = reaches[o][compiled[o].e_seq[e[o]]]
+      sign = 1.0 if p == 0 else -1.0
+      per_entry[p] = sign * np.bincount(e[p], weights=w * other_reach,
+                                        minlength=compiled[p].num_entries)
+      # Entries that are not at leaves hold exact zeros, which leave the
+      # sums unchanged.
+      out[p] = np.bincount(compiled[p].e_seq, weights=per_entry[p],
+                           minlength=compiled[p].num_seq)
     return out, per_entry
 
-  def _leaf_values(self, compiled, reaches, record: bool):
-    """The leaves' values for both players (one batched value-function call):
-    ([S_p] landing on sequences, [E_p] per entry)."""
+  def _leaf_values(self, compiled, reaches, record: bool,
+                   players: Sequence[int] = (0, 1)):
+    """The leaves' values (one batched value-function call): ([S_p] landing
+    on sequences, [E_p] per entry) of each player, computed for `players`
+    at least."""
     tree = self.tree
     out = [np.zeros(c.num_seq) for c in compiled]
     per_entry = [np.zeros(c.num_entries) for c in compiled]
@@ -816,7 +944,7 @@ class GTCFR:
     if not leaves:
       return out, per_entry
     if self._fixed and self._fold_fixed_leaves():
-      return self._fixed_leaf_values(compiled, reaches)
+      return self._fixed_leaf_values(compiled, reaches, players)
     entries = [self._leaf_entries(p) for p in range(2)]
     seqs = [compiled[p].e_seq[entries[p]] for p in range(2)]
     key = (self._uid, len(tree.nodes))
@@ -877,7 +1005,8 @@ class GTCFR:
     sides = tree.sides
     reaches = self._current_reaches(compiled)
     self._reaches = reaches
-    leaf, leaf_entries = self._leaf_values(compiled, reaches, record=True)
+    leaf, leaf_entries = self._leaf_values(compiled, reaches, record=True,
+                                           players=players)
     for p in players:
       side, c = sides[p], compiled[p]
       n = side.num_rows
@@ -897,19 +1026,12 @@ class GTCFR:
       self._last_row_values[p] = row_values
       self._last_layout[p] = (c.num_root, c.width)
       if n:
-        action_values = seq_values[c.num_root:].reshape(n, c.width)
-        # Average with the policy that produced these values.
+        # Average with the policy that produced these values, then regret
+        # matching (p's policy is not read again in this update).
         own = reaches[p][c.r_parent_seq]
-        side.avg[:n, :c.width] += (weight * own)[:, None] * side.policy[:n]
-        side.regrets[:n] += np.where(side.active[:n],
-                                     action_values - row_values[:, None], 0.0)
-        np.maximum(side.regrets[:n], 0.0, out=side.regrets[:n])
+        _regret_update(side, c, seq_values, row_values, own, weight)
       if self.gadget is not None and self.gadget.player == p:
         self._update_gadget(seq_values[:c.num_root], weight)
-    for p in players:
-      side = sides[p]
-      n = side.num_rows
-      side.policy[:n] = _regret_matching(side.regrets[:n], side.active[:n])
 
   def run_updates(self, count: int) -> None:
     for _ in range(count):
@@ -935,8 +1057,21 @@ class GTCFR:
 
   def _select(self, p: int, row: int, normaliser: float,
               virtual: np.ndarray) -> int:
+    """Samples a slot of `row` from 1/2 PUCT + 1/2 the CFR average policy
+    (see the module docstring)."""
     side = self.tree.sides[p]
     k = len(side.r_actions[row])
+    kernels = _kernels()
+    if kernels is not None:
+      seq_values = self._last_seq_values[p]
+      num_root, width = self._last_layout[p]
+      return kernels.cfr_select(
+          _EMPTY if seq_values is None else seq_values,
+          _EMPTY if seq_values is None else self._last_row_values[p],
+          num_root, width, side.active, side.visits, virtual, side.prior,
+          side.avg, side.policy, row, k, normaliser, self.utility_range,
+          self.config.c_puct, self.config.virtual_loss, self.rng.random())
+
     active = side.active[row, :k]
     seq_values = self._last_seq_values[p]
     if seq_values is not None and row < len(self._last_row_values[p]):
@@ -1183,19 +1318,38 @@ class GTCFR:
     else:
       values += np.bincount(e1, weights=-w * reaches[0][compiled[0].e_seq[e0]],
                             minlength=c.num_entries)
-    action_values = np.zeros((max(len(c.r_entry), 1), c.width))
-    for rows_d, row_entries, via_row, via_parent in c.depth_groups:
-      if rows_d.size:
-        values[row_entries] = np.einsum("ij,ij->i", action_values[rows_d],
-                                        policy[rows_d])
-      if via_row.size:
-        np.add.at(action_values, (c.e_prow[via_row], c.e_pslot[via_row]),
-                  values[via_row])
-      if via_parent.size:
-        values += np.bincount(c.e_parent[via_parent],
-                              weights=values[via_parent],
-                              minlength=c.num_entries)
+    _propagate_entry_values(c, policy, values)
     return values
+
+
+def _propagate_entry_values(c: _Compiled, policy: np.ndarray,
+                            values: np.ndarray) -> None:
+  """In place: an entry with a row takes its actions' value under `policy`
+  (the action values summed from the entries below), and every entry adds
+  its value to its parent (to the slot of its own last action, else to the
+  parent entry), deepest first."""
+  kernels = _kernels()
+  if kernels is not None:
+    kernels.cfr_entry_values(values, c.entry_row, c.e_prow, c.e_pslot,
+                             c.e_parent, policy, len(c.r_entry), c.width)
+    return
+  _numpy_propagate_entry_values(c, policy, values)
+
+
+def _numpy_propagate_entry_values(c: _Compiled, policy: np.ndarray,
+                                  values: np.ndarray) -> None:
+  action_values = np.zeros((max(len(c.r_entry), 1), c.width))
+  for rows_d, row_entries, via_row, via_parent in c.depth_groups:
+    if rows_d.size:
+      values[row_entries] = np.einsum("ij,ij->i", action_values[rows_d],
+                                      policy[rows_d])
+    if via_row.size:
+      np.add.at(action_values, (c.e_prow[via_row], c.e_pslot[via_row]),
+                values[via_row])
+    if via_parent.size:
+      values += np.bincount(c.e_parent[via_parent],
+                            weights=values[via_parent],
+                            minlength=c.num_entries)
 
 
 def search(root: PublicState, value_fn: ValueFunction,

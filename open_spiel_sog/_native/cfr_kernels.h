@@ -1,0 +1,394 @@
+// Copyright 2025 The open_spiel_sog Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//      http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// The passes of one GT-CFR regret update (algorithms/gt_cfr.py) over one
+// player's sequence arrays, in C++. gt_cfr.py has each of them in numpy as
+// well (`_reach`, `_values`, `_entry_values`' propagation, the regret and
+// average update with regret matching), used without the shim; tests check
+// that both give the same numbers.
+//
+// Layout (gt_cfr.py's _Side and _Compiled): a player's sequences are the
+// `num_root` root sequences, then `width` slots per row (decision infostate),
+// so row r's action k is sequence num_root + r * width + k. Each row has a
+// parent sequence (the player's last own action before it, or a root
+// sequence). Rows and entries are numbered in the order the tree grew, so a
+// row's parent sequence belongs to an earlier row and an entry's parent
+// entry comes before it; the passes rely on that order and check it.
+//
+// Each pass is a loop over rows or entries; numpy needs a few calls per
+// level of the tree for the same work, which dominated small searches.
+
+#ifndef OPEN_SPIEL_SOG_NATIVE_CFR_KERNELS_H_
+#define OPEN_SPIEL_SOG_NATIVE_CFR_KERNELS_H_
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "open_spiel/python/pybind11/pybind11.h"
+
+namespace open_spiel_sog {
+namespace cfr_kernels {
+
+namespace py = ::pybind11;
+
+using Doubles = py::array_t<double, py::array::c_style>;
+using Int64s = py::array_t<int64_t, py::array::c_style>;
+using Bools = py::array_t<bool, py::array::c_style>;
+
+[[noreturn]] inline void Fail(const std::string& message) {
+  throw py::value_error("cfr kernel: " + message);
+}
+
+// Checks that `a` holds at least `count` elements (and, where `cols` > 0, is
+// a 2-d array with `cols` columns).
+template <typename T>
+void CheckSize(const py::array_t<T, py::array::c_style>& a, int64_t count,
+               const char* name, int64_t cols = 0) {
+  if (cols > 0 && (a.ndim() != 2 || a.shape(1) != cols)) {
+    Fail(std::string(name) + " must be a 2-d array with " +
+         std::to_string(cols) + " columns");
+  }
+  if (a.size() < count) {
+    Fail(std::string(name) + " has " + std::to_string(a.size()) +
+         " elements, needs " + std::to_string(count));
+  }
+}
+
+// Checks that rows' parent sequences come before the rows themselves.
+inline void CheckRowOrder(const int64_t* parent_seq, int64_t rows,
+                          int64_t num_root, int64_t width) {
+  for (int64_t r = 0; r < rows; ++r) {
+    if (parent_seq[r] < 0 || parent_seq[r] >= num_root + r * width) {
+      Fail("row " + std::to_string(r) + " has parent sequence " +
+           std::to_string(parent_seq[r]) + ", not one of an earlier row");
+    }
+  }
+}
+
+// gt_cfr._reach: the reach of every sequence under `policy` [rows', width]
+// (rows' >= rows), from `root_range` at the root sequences.
+inline Doubles Reach(const Int64s& r_parent_seq, const Doubles& policy,
+                     const Doubles& root_range, int64_t width) {
+  const int64_t rows = r_parent_seq.size();
+  const int64_t num_root = root_range.size();
+  if (rows > 0) CheckSize(policy, rows * width, "policy", width);
+  const int64_t* parent = r_parent_seq.data();
+  CheckRowOrder(parent, rows, num_root, width);
+  Doubles out(num_root + rows * width);
+  double* reach = out.mutable_data();
+  const double* pol = policy.data();
+  const double* root = root_range.data();
+  for (int64_t i = 0; i < num_root; ++i) reach[i] = root[i];
+  for (int64_t r = 0; r < rows; ++r) {
+    const double base = reach[parent[r]];
+    double* seq = reach + num_root + r * width;
+    const double* p = pol + r * width;
+    for (int64_t k = 0; k < width; ++k) seq[k] = base * p[k];
+  }
+  return out;
+}
+
+// gt_cfr._values: turns `direct` (each sequence's value from terminals and
+// leaves reached right after it) into sequence values, in place, and
+// returns each row's value under `policy`.
+inline Doubles Values(const Int64s& r_parent_seq, const Doubles& policy,
+                      Doubles direct, int64_t num_root, int64_t width) {
+  const int64_t rows = r_parent_seq.size();
+  CheckSize(direct, num_root + rows * width, "direct");
+  if (rows > 0) CheckSize(policy, rows * width, "policy", width);
+  const int64_t* parent = r_parent_seq.data();
+  CheckRowOrder(parent, rows, num_root, width);
+  Doubles out(rows);
+  double* row_values = out.mutable_data();
+  double* seq = direct.mutable_data();
+  const double* pol = policy.data();
+  for (int64_t r = rows - 1; r >= 0; --r) {
+    const double* a = seq + num_root + r * width;
+    const double* p = pol + r * width;
+    double v = 0.0;
+    for (int64_t k = 0; k < width; ++k) v += a[k] * p[k];
+    row_values[r] = v;
+    seq[parent[r]] += v;
+  }
+  return out;
+}
+
+// The propagation of gt_cfr._entry_values: `values` [E] holds each entry's
+// value from its own leaves and terminals; in place, an entry with a row
+// (entry_row >= 0) takes the value of its actions under `policy`, and every
+// entry adds its value to its parent: to the slot of the action that led to
+// it (e_prow, e_pslot) where its player acted last, else to its parent entry
+// (e_parent; -1 at the root).
+inline void EntryValues(Doubles values, const Int64s& entry_row,
+                        const Int64s& e_prow, const Int64s& e_pslot,
+                        const Int64s& e_parent, const Doubles& policy,
+                        int64_t rows, int64_t width) {
+  const int64_t n = values.size();
+  CheckSize(entry_row, n, "entry_row");
+  CheckSize(e_prow, n, "e_prow");
+  CheckSize(e_pslot, n, "e_pslot");
+  CheckSize(e_parent, n, "e_parent");
+  if (rows > 0) CheckSize(policy, rows * width, "policy", width);
+  std::vector<double> action_values(rows * width, 0.0);
+  double* v = values.mutable_data();
+  const int64_t* row_of = entry_row.data();
+  const int64_t* prow = e_prow.data();
+  const int64_t* pslot = e_pslot.data();
+  const int64_t* parent = e_parent.data();
+  const double* pol = policy.data();
+  for (int64_t e = n - 1; e >= 0; --e) {
+    const int64_t r = row_of[e];
+    if (r >= 0) {
+      if (r >= rows) Fail("entry_row names a row past `rows`");
+      double total = 0.0;
+      for (int64_t k = 0; k < width; ++k) {
+        total += action_values[r * width + k] * pol[r * width + k];
+      }
+      v[e] = total;
+    }
+    if (prow[e] >= 0) {
+      if (prow[e] >= rows || pslot[e] < 0 || pslot[e] >= width) {
+        Fail("entry " + std::to_string(e) + " names a missing row slot");
+      }
+      action_values[prow[e] * width + pslot[e]] += v[e];
+    } else if (parent[e] >= 0) {
+      if (parent[e] >= e) {
+        Fail("entry " + std::to_string(e) + " has a later parent entry");
+      }
+      v[parent[e]] += v[e];
+    }
+  }
+}
+
+// The CFR+ step of gt_cfr.GTCFR._update for one player's first `rows` rows,
+// in place: the average policy gains weight * own reach * policy; regrets
+// gain (action value - row value) at active actions and are clipped at 0;
+// the policy becomes regret matching over the active actions (uniform over
+// them where no regret is positive).
+inline void RegretUpdate(Doubles regrets, Doubles avg, Doubles policy,
+                         const Bools& active, const Doubles& seq_values,
+                         const Doubles& row_values, const Doubles& own_reach,
+                         double weight, int64_t num_root, int64_t rows,
+                         int64_t width) {
+  if (rows == 0) return;
+  CheckSize(regrets, rows * width, "regrets", width);
+  CheckSize(avg, rows * width, "avg", width);
+  CheckSize(policy, rows * width, "policy", width);
+  CheckSize(active, rows * width, "active", width);
+  CheckSize(seq_values, num_root + rows * width, "seq_values");
+  CheckSize(row_values, rows, "row_values");
+  CheckSize(own_reach, rows, "own_reach");
+  double* reg = regrets.mutable_data();
+  double* av = avg.mutable_data();
+  double* pol = policy.mutable_data();
+  const bool* act = active.data();
+  const double* q = seq_values.data() + num_root;
+  const double* rv = row_values.data();
+  const double* own = own_reach.data();
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t o = r * width;
+    const double w = weight * own[r];
+    double positive = 0.0;
+    int64_t count = 0;
+    for (int64_t k = 0; k < width; ++k) {
+      av[o + k] += w * pol[o + k];
+      if (act[o + k]) {
+        double g = reg[o + k] + (q[o + k] - rv[r]);
+        reg[o + k] = g > 0.0 ? g : 0.0;
+        positive += reg[o + k];
+        ++count;
+      } else {
+        reg[o + k] = reg[o + k] > 0.0 ? reg[o + k] : 0.0;
+      }
+    }
+    for (int64_t k = 0; k < width; ++k) {
+      if (!act[o + k]) {
+        pol[o + k] = 0.0;
+      } else if (positive > 0.0) {
+        pol[o + k] = reg[o + k] / positive;
+      } else {
+        pol[o + k] = 1.0 / static_cast<double>(count > 0 ? count : 1);
+      }
+    }
+  }
+}
+
+// gt_cfr._regret_matching on rows [begin, end), in place in `policy`: each
+// row's positive regrets over its active actions, normalised, or uniform
+// over the active actions where none is positive (0 elsewhere).
+inline void RegretMatching(const Doubles& regrets, const Bools& active,
+                           Doubles policy, int64_t begin, int64_t end) {
+  const int64_t width = policy.ndim() == 2 ? policy.shape(1) : 0;
+  if (begin < 0 || end < begin || end > policy.shape(0)) {
+    Fail("rows [" + std::to_string(begin) + ", " + std::to_string(end) +
+         ") are not rows of policy");
+  }
+  CheckSize(regrets, end * width, "regrets", width);
+  CheckSize(active, end * width, "active", width);
+  const double* reg = regrets.data();
+  const bool* act = active.data();
+  double* pol = policy.mutable_data();
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t o = r * width;
+    double positive = 0.0;
+    int64_t count = 0;
+    for (int64_t k = 0; k < width; ++k) {
+      if (act[o + k]) {
+        positive += reg[o + k] > 0.0 ? reg[o + k] : 0.0;
+        ++count;
+      }
+    }
+    for (int64_t k = 0; k < width; ++k) {
+      if (!act[o + k]) {
+        pol[o + k] = 0.0;
+      } else if (positive > 0.0) {
+        pol[o + k] = (reg[o + k] > 0.0 ? reg[o + k] : 0.0) / positive;
+      } else {
+        pol[o + k] = 1.0 / static_cast<double>(count);
+      }
+    }
+  }
+}
+
+// gt_cfr.GTCFR._select: samples an action slot of `row` (its first `k`
+// slots) from 1/2 PUCT + 1/2 the CFR average policy, by inverting the
+// cumulative distribution at `u` in [0, 1) as numpy's Generator.choice does
+// (so the same uniform gives the same slot). PUCT scores each slot by its
+// sequence value from the latest update (the row's value for inactive
+// slots) divided by `normaliser` (0 where it is not positive, or where no
+// values are known: `seq_values` empty or `row` past `row_values`), minus
+// the virtual loss of the `pending` visits, plus the prior's exploration
+// bonus; ties go to the first slot. The CFR part is the average policy over
+// active slots, else the current policy, else uniform over active slots.
+// The 2-d arrays have one row per decision row, any number of columns >= k.
+inline int64_t Select(const Doubles& seq_values, const Doubles& row_values,
+                      int64_t num_root, int64_t values_width,
+                      const Bools& active, const Doubles& visits,
+                      const Doubles& pending, const Doubles& prior,
+                      const Doubles& avg, const Doubles& policy, int64_t row,
+                      int64_t k, double normaliser, double utility_range,
+                      double c_puct, double virtual_loss, double u) {
+  if (k < 1) Fail("a row needs at least one action");
+  const auto check = [&](auto& a, const char* name) {
+    if (a.ndim() != 2 || a.shape(1) < k || a.shape(0) <= row || row < 0) {
+      Fail(std::string(name) + " has no row " + std::to_string(row) +
+           " with " + std::to_string(k) + " actions");
+    }
+    return a.shape(1);
+  };
+  const int64_t wa = check(active, "active"), wv = check(visits, "visits"),
+                wp = check(pending, "pending"), wr = check(prior, "prior"),
+                wg = check(avg, "avg"), wo = check(policy, "policy");
+  const bool* act = active.data() + row * wa;
+  const double* vis = visits.data() + row * wv;
+  const double* pend = pending.data() + row * wp;
+  const double* pri = prior.data() + row * wr;
+  const double* av = avg.data() + row * wg;
+  const double* pol = policy.data() + row * wo;
+  std::vector<double> q(k, 0.0);
+  if (seq_values.size() > 0 && row < row_values.size() && normaliser > 0.0) {
+    const int64_t base = num_root + row * values_width;
+    if (base + k > seq_values.size()) Fail("seq_values is too short");
+    const double fpu = row_values.data()[row];
+    for (int64_t i = 0; i < k; ++i) {
+      q[i] = (act[i] ? seq_values.data()[base + i] : fpu) / normaliser;
+    }
+  }
+  double visit_total = 0.0, pending_total = 0.0;
+  for (int64_t i = 0; i < k; ++i) visit_total += vis[i];
+  for (int64_t i = 0; i < k; ++i) pending_total += pend[i];
+  const double sqrt_total = std::sqrt(visit_total + pending_total + 1.0);
+  int64_t best = 0;
+  double best_score = 0.0;
+  for (int64_t i = 0; i < k; ++i) {
+    const double denominator = 1.0 + vis[i] + pend[i];
+    const double score =
+        q[i] - virtual_loss * utility_range * pend[i] / denominator +
+        c_puct * utility_range * pri[i] * sqrt_total / denominator;
+    if (i == 0 || score > best_score) {
+      best = i;
+      best_score = score;
+    }
+  }
+  std::vector<double> cfr(k, 0.0);
+  double avg_total = 0.0;
+  for (int64_t i = 0; i < k; ++i) {
+    cfr[i] = act[i] ? av[i] : 0.0;
+    avg_total += cfr[i];
+  }
+  double cfr_total = 0.0;
+  for (int64_t i = 0; i < k; ++i) {
+    cfr[i] = avg_total > 0.0 ? cfr[i] / avg_total : pol[i];
+    cfr_total += cfr[i];
+  }
+  if (cfr_total <= 0.0) {
+    int64_t count = 0;
+    for (int64_t i = 0; i < k; ++i) count += act[i] ? 1 : 0;
+    for (int64_t i = 0; i < k; ++i) {
+      cfr[i] = act[i] ? 1.0 / static_cast<double>(count > 0 ? count : 1) : 0.0;
+    }
+  }
+  std::vector<double> cdf(k);
+  double running = 0.0;
+  for (int64_t i = 0; i < k; ++i) {
+    running += 0.5 * (i == best ? 1.0 : 0.0) + 0.5 * cfr[i];
+    cdf[i] = running;
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    if (u < cdf[i] / running) return i;
+  }
+  return k - 1;
+}
+
+inline void Define(py::module_& m) {
+  m.def("cfr_regret_matching", &RegretMatching, py::arg("regrets"),
+        py::arg("active"), py::arg("policy").noconvert(), py::arg("begin"),
+        py::arg("end"),
+        "Regret matching over active actions on rows [begin, end), in place "
+        "in policy (gt_cfr._regret_matching).");
+  m.def("cfr_select", &Select, py::arg("seq_values"), py::arg("row_values"),
+        py::arg("num_root"), py::arg("values_width"), py::arg("active"),
+        py::arg("visits"), py::arg("pending"), py::arg("prior"),
+        py::arg("avg"), py::arg("policy"), py::arg("row"), py::arg("k"),
+        py::arg("normaliser"), py::arg("utility_range"), py::arg("c_puct"),
+        py::arg("virtual_loss"), py::arg("u"),
+        "Samples an action slot from 1/2 PUCT + 1/2 the CFR average "
+        "(GTCFR._select), at the uniform u.");
+  m.def("cfr_reach", &Reach, py::arg("r_parent_seq"), py::arg("policy"),
+        py::arg("root_range"), py::arg("width"),
+        "Sequence reaches under policy (gt_cfr._reach).");
+  m.def("cfr_values", &Values, py::arg("r_parent_seq"), py::arg("policy"),
+        py::arg("direct").noconvert(), py::arg("num_root"), py::arg("width"),
+        "Sequence values, in place in direct; returns row values "
+        "(gt_cfr._values).");
+  m.def("cfr_entry_values", &EntryValues, py::arg("values").noconvert(),
+        py::arg("entry_row"), py::arg("e_prow"), py::arg("e_pslot"),
+        py::arg("e_parent"), py::arg("policy"), py::arg("rows"),
+        py::arg("width"),
+        "Propagates entry values up the tree, in place (gt_cfr's "
+        "_entry_values).");
+  m.def("cfr_regret_update", &RegretUpdate, py::arg("regrets").noconvert(),
+        py::arg("avg").noconvert(), py::arg("policy").noconvert(),
+        py::arg("active"), py::arg("seq_values"), py::arg("row_values"),
+        py::arg("own_reach"), py::arg("weight"), py::arg("num_root"),
+        py::arg("rows"), py::arg("width"),
+        "CFR+ regrets, linear average and regret matching, in place.");
+}
+
+}  // namespace cfr_kernels
+}  // namespace open_spiel_sog
+
+#endif  // OPEN_SPIEL_SOG_NATIVE_CFR_KERNELS_H_

@@ -1,0 +1,167 @@
+"""The shim's C++ passes of GT-CFR (open_spiel_sog/_native/cfr_kernels.h)
+against gt_cfr.py's numpy passes, on trees grown by real searches."""
+
+import numpy as np
+import pyspiel
+import pytest
+
+from open_spiel_sog import _native
+from open_spiel_sog.algorithms import gt_cfr
+from open_spiel_sog.algorithms import value_functions
+from open_spiel_sog.public_state import PublicStateObserver
+
+_GAMES = ["kuhn_poker", "leduc_poker", "connect_four", "liars_dice",
+          "dark_hex(num_rows=2,num_cols=3)"]
+
+
+@pytest.fixture(name="kernels")
+def _kernels_fixture():
+  shim, reason = _native.load_shim()
+  assert shim is not None, reason  # make test builds the shim
+  assert gt_cfr._kernels() is shim  # pylint: disable=protected-access
+  return shim
+
+
+def _search(game_string: str, native: bool, monkeypatch,
+            simulations: int = 60) -> gt_cfr.GTCFR:
+  """A finished rollout search from the first decision, with the C++
+  passes or the numpy ones."""
+  monkeypatch.setattr(gt_cfr, "_KERNELS", None if native else False)
+  game = pyspiel.load_game(game_string)
+  root = PublicStateObserver(game).root()
+  while root.is_chance_node():
+    root = root.children()[0]
+    if root.is_terminal():
+      raise AssertionError(game_string)
+  search = gt_cfr.GTCFR(
+      root, value_functions.RolloutValueFunction(game, num_rollouts=2,
+                                                 seed=3),
+      gt_cfr.GTCFRConfig(simulations=simulations, record_queries=False),
+      rng=np.random.default_rng(5))
+  search.run()
+  return search
+
+
+@pytest.mark.parametrize("game_string", _GAMES)
+def test_each_pass_matches_numpy(game_string, kernels, monkeypatch):
+  """Reach, sequence values, entry values, the CFR+ step and regret matching
+  give the numpy passes' numbers (to rounding) on random inputs over a grown
+  tree."""
+  search = _search(game_string, True, monkeypatch)
+  tree = search.tree
+  assert len(tree.nodes) > 8
+  compiled = tree.compiled()
+  rng = np.random.default_rng(0)
+  for p in range(2):
+    c, side = compiled[p], tree.sides[p]
+    n = side.num_rows
+    assert n > 0
+    # Policies over the active actions, positive root ranges.
+    policy = np.where(side.active, rng.random(side.active.shape), 0.0)
+    policy /= np.maximum(policy.sum(axis=1, keepdims=True), 1e-300)
+    root_range = rng.random(c.num_root) + 0.1
+    np.testing.assert_allclose(
+        gt_cfr._reach(c, policy, root_range),  # pylint: disable=protected-access
+        gt_cfr._numpy_reach(c, policy, root_range),  # pylint: disable=protected-access
+        rtol=0, atol=1e-14)
+    direct = rng.normal(size=c.num_seq)
+    seq_k, rows_k = gt_cfr._values(c, policy, direct.copy())  # pylint: disable=protected-access
+    seq_n, rows_n = gt_cfr._numpy_values(c, policy, direct.copy())  # pylint: disable=protected-access
+    np.testing.assert_allclose(seq_k, seq_n, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rows_k, rows_n, rtol=0, atol=1e-12)
+    # The propagation changes the values (the tree has interior entries).
+    values = rng.normal(size=c.num_entries)
+    values_k, values_n = values.copy(), values.copy()
+    gt_cfr._propagate_entry_values(c, policy, values_k)  # pylint: disable=protected-access
+    gt_cfr._numpy_propagate_entry_values(c, policy, values_n)  # pylint: disable=protected-access
+    np.testing.assert_allclose(values_k, values_n, rtol=0, atol=1e-12)
+    assert not np.allclose(values_k, values)
+    # The CFR+ step, on two copies of the side's arrays.
+    own = rng.random(n)
+    regrets = rng.normal(size=side.regrets.shape).clip(0, None)
+    results = []
+    for step in (gt_cfr._regret_update, gt_cfr._numpy_regret_update):  # pylint: disable=protected-access
+      copy = gt_cfr._Side()  # pylint: disable=protected-access
+      copy.__dict__.update({k: (v.copy() if isinstance(v, np.ndarray) else v)
+                            for k, v in side.__dict__.items()})
+      copy.regrets = regrets.copy()
+      step(copy, c, seq_n, rows_n, own, 3.0)
+      results.append(copy)
+    for name in ("regrets", "avg", "policy"):
+      np.testing.assert_allclose(getattr(results[0], name)[:n],
+                                 getattr(results[1], name)[:n], rtol=0,
+                                 atol=1e-12, err_msg=name)
+    # Regret matching: rows sum to one over their active actions.
+    np.testing.assert_allclose(results[0].policy[:n].sum(axis=1), 1.0)
+    assert not np.any(results[0].policy[:n][~side.active[:n]])
+    # Regret matching alone, on a block of rows (some regrets all zero).
+    regrets[: n // 2] = 0.0
+    matched = np.full_like(side.policy, -1.0)
+    kernels.cfr_regret_matching(regrets, side.active, matched, 0, n)
+    np.testing.assert_allclose(
+        matched[:n],
+        gt_cfr._regret_matching(regrets[:n], side.active[:n]),  # pylint: disable=protected-access
+        rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("game_string", _GAMES)
+def test_selection_matches_numpy_at_the_same_uniform(game_string, kernels,
+                                                     monkeypatch):
+  """The C++ selection picks the slot numpy's Generator.choice picks from
+  the same generator state, with and without values, visits and virtual
+  losses."""
+  del kernels
+  search = _search(game_string, True, monkeypatch)
+  tree = search.tree
+  rng = np.random.default_rng(2)
+  compared = 0
+  for p in range(2):
+    side = tree.sides[p]
+    virtual = np.zeros((side.capacity, side.width))
+    for row in range(side.num_rows):
+      k = len(side.r_actions[row])
+      virtual[row, :k] = rng.integers(0, 3, size=k)
+      for normaliser in (0.0, float(rng.random() + 0.5)):
+        for seed in range(4):
+          picks = []
+          for native in (True, False):
+            monkeypatch.setattr(gt_cfr, "_KERNELS", None if native else False)
+            search.rng = np.random.default_rng(seed)
+            picks.append(search._select(p, row, normaliser, virtual))  # pylint: disable=protected-access
+          assert picks[0] == picks[1], (p, row, normaliser, seed)
+          compared += 1
+  assert compared >= 16
+
+
+@pytest.mark.parametrize("game_string", ["kuhn_poker", "leduc_poker"])
+def test_whole_searches_agree(game_string, monkeypatch):
+  """A search with the C++ passes grows the same tree as one with the numpy
+  passes and ends at the same root values (to rounding)."""
+  native = _search(game_string, True, monkeypatch, simulations=100)
+  numpy = _search(game_string, False, monkeypatch, simulations=100)
+  assert len(native.tree.nodes) == len(numpy.tree.nodes)
+  a, b = native.result(), numpy.result()
+  for p in range(2):
+    np.testing.assert_allclose(a.root_values[p], b.root_values[p], rtol=0,
+                               atol=1e-9)
+
+
+def test_bad_layouts_are_refused_with_a_reason(kernels):
+  """A row whose parent sequence is not an earlier row's, and arrays that
+  are too small, get a ValueError naming the problem."""
+  policy = np.full((2, 2), 0.5)
+  with pytest.raises(ValueError, match="parent sequence"):
+    kernels.cfr_reach(np.asarray([0, 5]), policy, np.ones(1), 2)
+  with pytest.raises(ValueError, match="policy"):
+    kernels.cfr_reach(np.asarray([0, 1]), np.full((1, 2), 0.5), np.ones(1), 2)
+  with pytest.raises(ValueError, match="direct"):
+    kernels.cfr_values(np.asarray([0, 1]), policy, np.zeros(3), 1, 2)
+  with pytest.raises(ValueError, match="at least one action"):
+    kernels.cfr_select(np.zeros(0), np.zeros(0), 1, 2,
+                       np.ones((2, 2), bool), policy, policy, policy, policy,
+                       policy, 0, 0, 0.0, 1.0, 1.0, 1.0, 0.5)
+  # In-place arrays must be float64 already (a converted copy would lose the
+  # result).
+  with pytest.raises(TypeError):
+    kernels.cfr_values(np.asarray([0]), np.ones((1, 1)),
+                       np.zeros(2, dtype=np.float32), 1, 1)

@@ -248,14 +248,19 @@ class _Side:
     concatenated). The lists only grow, so each call converts only the
     items appended since the last one."""
     items = getattr(self, name)
-    cached, count = self._arrays.get(name, (np.zeros(0, dtype), 0))
-    if count < len(items):
-      new = items[count:]
+    cached = self._arrays.get(name)
+    if cached is not None and cached[1] == len(items):
+      return cached[0]
+    count = 0 if cached is None else cached[1]
+    new = items[count:]
+    if not new:
+      out = np.zeros(0, dtype)
+    else:
       tail = (np.concatenate(new) if isinstance(new[0], np.ndarray) else
               np.asarray(new)).astype(dtype, copy=False)
-      cached = np.concatenate([cached, tail])
-      self._arrays[name] = (cached, len(items))
-    return cached
+      out = tail if cached is None else np.concatenate([cached[0], tail])
+    self._arrays[name] = (out, len(items))
+    return out
 
   def ensure(self, rows: int, width: int) -> None:
     """Grows the CFR-state arrays to hold `rows` rows of `width` actions."""
@@ -503,20 +508,32 @@ class SearchTree:
     c = t[0]
     children = node.ps.child_sequence()
     node.children[c] = self._add_node(children[c], node.index)
-    self._update_active(node, full=len(node.children) == len(children))
+    if len(node.children) == len(children):
+      self._update_active(node, full=True)
+    else:  # only `action` at the infostate of `history` can have changed
+      j = int(node.ps.history_infostate[node.player][history])
+      self._update_active(node, full=False, only=(j, action))
     return 1
 
-  def _update_active(self, node: _Node, full: bool) -> None:
+  def _update_active(self, node: _Node, full: bool,
+                     only: tuple[int, int] | None = None) -> None:
+    """Marks the actions of `node`'s rows whose children are in the tree
+    as active (`full`: all of them; `only` = (infostate, action): that one
+    action alone may have changed), and re-runs regret matching there."""
     q = node.player
     side = self.sides[q]
-    ps = node.ps
-    for j, row in enumerate(node.rows.tolist()):
+    rows = node.rows.tolist()
+    infostates = range(len(rows)) if only is None else [only[0]]
+    for j in infostates:
+      row = rows[j]
       acts = side.r_actions[row]
       if full:
         side.active[row, :len(acts)] = True
         continue
       hist = node.infostate_histories()[j]
       for k, a in enumerate(acts):
+        if only is not None and a != only[1]:
+          continue
         # An action is active once its children are all in the tree (in a
         # sampled public state: those of its children the sample kept, and
         # at least one).
@@ -526,7 +543,11 @@ class SearchTree:
             t[0] in node.children for t in kept)
     # Regret matching over the (possibly new) active set (a node's rows are
     # consecutive).
-    begin, end = int(node.rows[0]), int(node.rows[-1]) + 1
+    if only is None:
+      begin, end = rows[0], rows[-1] + 1
+    else:
+      begin = rows[only[0]]
+      end = begin + 1
     kernels = _kernels()
     if kernels is not None:
       kernels.cfr_regret_matching(side.regrets, side.active, side.policy,
@@ -1122,7 +1143,8 @@ class GTCFR:
     sampled with probabilities `beliefs`."""
     tree = self.tree
     node = self.grow_node
-    h = int(self.rng.choice(len(beliefs), p=beliefs))
+    h = 0 if len(beliefs) == 1 else int(self.rng.choice(len(beliefs),
+                                                         p=beliefs))
     path: list[tuple[int, int, int]] = []  # (player, row, slot)
     while True:
       ps = node.ps

@@ -165,3 +165,25 @@ def test_bad_layouts_are_refused_with_a_reason(kernels):
   with pytest.raises(TypeError):
     kernels.cfr_values(np.asarray([0]), np.ones((1, 1)),
                        np.zeros(2, dtype=np.float32), 1, 1)
+
+
+@pytest.mark.parametrize("game_string", _GAMES)
+def test_arrays_extended_as_the_tree_grows_equal_arrays_built_anew(
+    game_string, monkeypatch):
+  """The compiled arrays, extended after every growth of a search, are
+  those a compilation from scratch of the final tree gives."""
+  search = _search(game_string, True, monkeypatch)
+  tree = search.tree
+  extended = tree.compiled()
+  tree._last_compiled = [None, None]  # pylint: disable=protected-access
+  for p in range(2):
+    tree.sides[p]._arrays.clear()  # pylint: disable=protected-access
+  tree._compiled = None  # pylint: disable=protected-access
+  fresh = tree.compiled()
+  for p in range(2):
+    for name, value in vars(fresh[p]).items():
+      if isinstance(value, np.ndarray):
+        np.testing.assert_array_equal(getattr(extended[p], name), value,
+                                      err_msg=name)
+      else:
+        assert getattr(extended[p], name) == value, name

@@ -363,6 +363,7 @@ class SearchTree:
     self.t_e1: list[np.ndarray] = []
     self.t_w: list[np.ndarray] = []
     self._compiled: tuple[_Compiled, _Compiled] | None = None
+    self._last_compiled: list[_Compiled | None] = [None, None]
     self._leaves: list[int] | None = None
     self._terminals = None
     self._add_node(root, -1)
@@ -573,23 +574,42 @@ class SearchTree:
     return self._compiled
 
   def _compile(self, p: int) -> _Compiled:
+    """p's arrays: extended from the previous compilation where the layout
+    (root sequences, row width) is unchanged, else built anew."""
     side = self.sides[p]
     nr, width, rows = side.num_root, side.width, side.num_rows
+    entries = len(side.e_srow)
+    prev = self._last_compiled[p]
+    if prev is None or prev.width != width or prev.num_root != nr:
+      prev_entries = prev_rows = 0
+    else:
+      prev_entries, prev_rows = prev.num_entries, len(prev.r_entry)
     array = side.array
-    srow, sslot = array("e_srow"), array("e_sslot")
-    e_seq = np.where(srow < 0, sslot, nr + srow * width + sslot)
-    r_entry = array("r_entry")
-    r_parent_seq = e_seq[r_entry] if rows else np.zeros(0, dtype=np.int64)
-    entry_row = np.full(len(e_seq), -1, dtype=np.int64)
-    entry_row[r_entry] = np.arange(rows)
-    return _Compiled(
+    srow = np.asarray(side.e_srow[prev_entries:], dtype=np.int64)
+    sslot = np.asarray(side.e_sslot[prev_entries:], dtype=np.int64)
+    new_seq = np.where(srow < 0, sslot, nr + srow * width + sslot)
+    new_rows = np.asarray(side.r_entry[prev_rows:], dtype=np.int64)
+    if prev_entries or prev_rows:
+      e_seq = np.concatenate([prev.e_seq, new_seq])
+      r_parent_seq = np.concatenate([prev.r_parent_seq, e_seq[new_rows]])
+      entry_row = np.concatenate([prev.entry_row,
+                                  np.full(len(new_seq), -1, np.int64)])
+    else:
+      e_seq, r_parent_seq = new_seq, new_seq[new_rows]
+      entry_row = np.full(entries, -1, dtype=np.int64)
+    # New rows may belong to old entries (a leaf expanded).
+    entry_row[new_rows] = np.arange(prev_rows, rows)
+    compiled = _Compiled(
         num_root=nr, width=width, num_seq=nr + rows * width, e_seq=e_seq,
         r_parent_seq=r_parent_seq, r_level=array("r_level"),
         rh_row=array("rh_row"), rh_opp=array("rh_opp"),
         rh_chance=array("rh_chance", np.float64),
-        num_entries=len(e_seq), r_entry=r_entry, e_parent=array("e_parent"),
-        e_prow=array("e_prow"), e_pslot=array("e_pslot"), entry_row=entry_row,
+        num_entries=entries, r_entry=array("r_entry"),
+        e_parent=array("e_parent"), e_prow=array("e_prow"),
+        e_pslot=array("e_pslot"), entry_row=entry_row,
         e_depth=array("e_depth"))
+    self._last_compiled[p] = compiled
+    return compiled
 
   def terminal_arrays(self):
     """(entry of player 0 [K], entry of player 1 [K], chance_reach * u0 [K])

@@ -41,6 +41,7 @@ run in the C++ shim (`_native/cfr_kernels.h`) where it is built, and in numpy
 from __future__ import annotations
 
 import bisect
+import collections
 import collections.abc
 import dataclasses
 import functools
@@ -873,6 +874,11 @@ class GTCFR:
       self._timed_growth(self.tree.expand, node)
     self.grow_node = self.tree.node(path[-1])
     self.updates = 0
+    # How simulations ended: "terminal", "expanded" (a leaf), "added" (a
+    # child), "too slow to expand" (see _expansion_fits), "dropped" (a
+    # sampled child missing for every history the acting player cannot
+    # tell apart); "redrawn on the way" counts redraws (see _redraw).
+    self.simulation_ends: collections.Counter = collections.Counter()
     self.queries = QueryLog()
     # Leaves whose values are a fixed sum over their histories
     # (`ValueFunction.fixed_history_values`: rollouts) are folded into
@@ -1169,11 +1175,15 @@ class GTCFR:
     while True:
       ps = node.ps
       if ps.is_terminal():
+        self.simulation_ends["terminal"] += 1
         break
       if not node.expanded:
         actions = self._top_k(node)
         if self._expansion_fits(node, actions):
           self._timed_growth(tree.expand, node, actions)
+          self.simulation_ends["expanded"] += 1
+        else:
+          self.simulation_ends["too slow to expand"] += 1
         break
       history = ps.histories[h]
       if ps.is_chance_node():
@@ -1190,16 +1200,43 @@ class GTCFR:
         virtual[q][row, slot] += 1
         path.append((q, row, slot))
       t = node.transition(h, a)
-      if t is None:  # a sampled public state dropped this child
-        break
+      if t is None:
+        # A sampled public state dropped this child: go on from another
+        # history that the acting player cannot tell from h.
+        h = self._redraw(node, h, a)
+        if h is None:
+          self.simulation_ends["dropped"] += 1
+          break
+        self.simulation_ends["redrawn on the way"] += 1
+        t = node.transition(h, a)
       c, h_child = t
       if c not in node.children:
         self._timed_growth(tree.add_child, node, h, a)
+        self.simulation_ends["added"] += 1
         break
       node = tree.nodes[node.children[c]]
       h = h_child
     for q, row, slot in path:
       tree.sides[q].visits[row, slot] += 1
+
+  def _redraw(self, node: _Node, h: int, a: int) -> int | None:
+    """A history of `node` in the acting player's infostate of `h` (at a
+    chance node: any history) whose child under `a` the sample kept, drawn
+    by chance reach; None where there is none."""
+    ps = node.ps
+    if node.player >= 0:
+      j = int(ps.history_infostate[node.player][h])
+      pool = node.infostate_histories()[j]
+    else:
+      pool = range(len(ps.histories))
+    kept = [g for g in pool if node.transition(g, a) is not None]
+    if not kept:
+      return None
+    weights = ps.chance_reach[kept]
+    total = weights.sum()
+    if not total > 0:
+      return kept[int(self.rng.integers(len(kept)))]
+    return kept[int(self.rng.choice(len(kept), p=weights / total))]
 
   def _timed_growth(self, grow, *args) -> None:
     """Calls `grow(*args)` (SearchTree.expand or add_child: the public

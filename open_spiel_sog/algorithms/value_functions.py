@@ -616,18 +616,20 @@ class RolloutValueFunction(ValueFunction):
       return cached
     n = len(ps.histories)
     bound, rollouts = self._affordable(n, pending)
-    if n <= bound:
+    if n <= bound:  # every history, weight 1
       index = np.arange(n)
-      weight = np.ones(n)
+      weighted_u0 = np.asarray([self._mean_return(h, rollouts)
+                                for h in ps.histories])
+      cached = (index, weighted_u0, ps.history_infostate[0],
+                ps.history_infostate[1], ps.chance_reach * weighted_u0)
     else:
       index = np.sort(self._rng.choice(n, size=bound, replace=False))
-      weight = np.full(len(index), n / bound)
-    u0 = np.asarray([self._mean_return(ps.histories[i], rollouts)
-                     for i in index])
-    weighted_u0 = weight * u0
-    cached = (index, weighted_u0, ps.history_infostate[0][index],
-              ps.history_infostate[1][index],
-              ps.chance_reach[index] * weighted_u0)
+      u0 = np.asarray([self._mean_return(ps.histories[i], rollouts)
+                       for i in index])
+      weighted_u0 = (n / bound) * u0
+      cached = (index, weighted_u0, ps.history_infostate[0][index],
+                ps.history_infostate[1][index],
+                ps.chance_reach[index] * weighted_u0)
     self._cache[ps.id] = cached
     return cached
 

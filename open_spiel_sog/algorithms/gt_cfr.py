@@ -365,6 +365,7 @@ class SearchTree:
     self.t_w: list[np.ndarray] = []
     self._compiled: tuple[_Compiled, _Compiled] | None = None
     self._last_compiled: list[_Compiled | None] = [None, None]
+    self.compilations = 0  # counts compiled()'s rebuilds
     self._leaves: list[int] | None = None
     self._terminals = None
     self._add_node(root, -1)
@@ -557,7 +558,6 @@ class SearchTree:
     else:
       side.policy[begin:end] = _regret_matching(side.regrets[begin:end],
                                                 side.active[begin:end])
-    self._compiled = None
 
   def leaves(self) -> list[int]:
     """Non-terminal nodes without children in the tree (valued by the value
@@ -572,6 +572,7 @@ class SearchTree:
   def compiled(self) -> tuple[_Compiled, _Compiled]:
     if self._compiled is None:
       self._compiled = (self._compile(0), self._compile(1))
+      self.compilations += 1
     return self._compiled
 
   def _compile(self, p: int) -> _Compiled:
@@ -892,6 +893,9 @@ class GTCFR:
     self._fixed_arrays = (np.zeros(0, np.int64), np.zeros(0, np.int64),
                           np.zeros(0))
     self._fixed_size = 0
+    self._fold_version = 0  # changes whenever the folded arrays do
+    self._combined_key = None  # see _fixed_entry_values
+    self._combined = None
     self._last_seq_values: list[np.ndarray | None] = [None, None]
     self._last_row_values: list[np.ndarray | None] = [None, None]
     self._last_layout: list[tuple[int, int]] = [(0, 1), (0, 1)]
@@ -929,6 +933,7 @@ class GTCFR:
     if leaves is self._fixed_leaves:
       return True
     current = set(leaves)
+    self._fold_version += 1
     e0, e1, w = self._fixed_arrays
     for i in [i for i in self._fixed_slices if i not in current]:
       lo, hi = self._fixed_slices.pop(i)
@@ -958,6 +963,26 @@ class GTCFR:
     self._leaf_timing[0] += time.perf_counter() - start
     self._fixed_leaves = leaves
     return True
+
+  def _fixed_entry_values(self, compiled, reaches, p: int) -> np.ndarray:
+    """p's value [E_p] at each entry from its own terminal histories and
+    folded leaves (before the pass up the tree), given the opponent's
+    reaches: one weighted sum over both kinds of histories."""
+    key = (self.tree.compilations, self._fold_version)
+    if self._combined_key != key:
+      terminals = self.tree.terminal_arrays()
+      n = self._fixed_size
+      e0, e1, w = (np.concatenate([t, f[:n]])
+                   for t, f in zip(terminals, self._fixed_arrays))
+      self._combined = (e0, e1, w, compiled[0].e_seq[e0],
+                        compiled[1].e_seq[e1])
+      self._combined_key = key
+    e0, e1, w, s0, s1 = self._combined
+    if p == 0:
+      return np.bincount(e0, weights=w * reaches[1][s1],
+                         minlength=compiled[0].num_entries)
+    return np.bincount(e1, weights=-w * reaches[0][s0],
+                       minlength=compiled[1].num_entries)
 
   def _fixed_leaf_values(self, compiled, reaches, players):
     """`_leaf_values` from the folded arrays (the same sums, in the same
@@ -1052,14 +1077,27 @@ class GTCFR:
     sides = tree.sides
     reaches = self._current_reaches(compiled)
     self._reaches = reaches
-    leaf, leaf_entries = self._leaf_values(compiled, reaches, record=True,
-                                           players=players)
+    fixed = self._fixed and self._fold_fixed_leaves()
+    if not fixed:
+      leaf, leaf_entries = self._leaf_values(compiled, reaches, record=True,
+                                             players=players)
     for p in players:
       side, c = sides[p], compiled[p]
       n = side.num_rows
+      if fixed:
+        # Terminals and folded leaves in one weighted sum per entry, then
+        # per sequence.
+        entry_values = self._fixed_entry_values(compiled, reaches, p)
+        direct = np.bincount(c.e_seq, weights=entry_values,
+                             minlength=c.num_seq)
+        if p in self.value_players:
+          _propagate_entry_values(c, side.policy, entry_values)
+      else:
+        direct = self._terminal_values(compiled, reaches, p) + leaf[p]
+        if p in self.value_players:
+          entry_values = self._entry_values(p, compiled, reaches, side.policy,
+                                            leaf_entries[p])
       if p in self.value_players:
-        entry_values = self._entry_values(p, compiled, reaches, side.policy,
-                                          leaf_entries[p])
         total, count = self._entry_value_sum[p], self._entry_value_weight[p]
         if len(total) < c.num_entries:
           total = np.concatenate([total, np.zeros(c.num_entries - len(total))])
@@ -1067,7 +1105,6 @@ class GTCFR:
         total += weight * entry_values
         count += weight
         self._entry_value_sum[p], self._entry_value_weight[p] = total, count
-      direct = self._terminal_values(compiled, reaches, p) + leaf[p]
       seq_values, row_values = _values(c, side.policy, direct)
       self._last_seq_values[p] = seq_values
       self._last_row_values[p] = row_values

@@ -119,7 +119,7 @@ _RESULT_SECONDS_PER_NODE: dict[str, float] = {}
 
 # Under a deadline, an expansion whose new leaves would take more than this
 # share of the time left is skipped (yacht: a chance node of 7,776 rolls).
-_EXPAND_SHARE = 0.1
+_EXPAND_SHARE = 0.3
 
 
 def _result_seconds_per_node(game: str) -> float:

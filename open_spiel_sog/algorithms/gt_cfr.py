@@ -121,12 +121,6 @@ _RESULT_SECONDS_PER_NODE: dict[str, float] = {}
 # share of the time left is skipped (yacht: a chance node of 7,776 rolls).
 _EXPAND_SHARE = 0.3
 
-# With a focus (GTCFR's `focus`) in a tree that holds sampled public states,
-# this share of the expansion simulations starts in the focused infostate.
-# Exact trees grow from the beliefs alone (the paper's rule), so the exact
-# figures (Kuhn, Leduc, liar's dice) do not depend on it.
-_FOCUS_SHARE = 0.5
-
 
 def _result_seconds_per_node(game: str) -> float:
   seconds = _RESULT_SECONDS_PER_NODE.get(game)
@@ -372,7 +366,6 @@ class SearchTree:
     self._compiled: tuple[_Compiled, _Compiled] | None = None
     self._last_compiled: list[_Compiled | None] = [None, None]
     self.compilations = 0  # counts compiled()'s rebuilds
-    self.sampled = False  # whether any public state of the tree is sampled
     self._leaves: list[int] | None = None
     self._terminals = None
     self._add_node(root, -1)
@@ -391,7 +384,6 @@ class SearchTree:
     depth = 0 if parent < 0 else self.nodes[parent].depth + 1
     node = _Node(ps, index, parent, depth)
     self.nodes.append(node)
-    self.sampled = self.sampled or ps.sampled
     self.node_of[ps.id] = index
     parent_node = self.nodes[parent] if parent >= 0 else None
     for p in range(2):
@@ -813,16 +805,8 @@ class GTCFR:
                gadget: Gadget | None = None,
                branch: Sequence[PublicState] = (),
                rng: np.random.Generator | None = None,
-               value_players: Sequence[int] = (0, 1),
-               focus: tuple[int, int] | None = None):
-    """See `search`; in addition, `value_players` are the players whose
-    entry values are averaged over the iterations (what re-solving stores),
-    and `focus` = (player, history index at the growth root), where the
-    tree holds sampled public states, starts _FOCUS_SHARE of the expansion
-    simulations in that player's infostate of that history (the searcher's
-    own: the decision to be made), the rest from the beliefs."""
+               value_players: Sequence[int] = (0, 1)):
     self.config = config or GTCFRConfig()
-    self.focus = focus
     self.value_players = tuple(value_players)
     self._entry_value_sum = [np.zeros(0), np.zeros(0)]
     self._entry_value_weight = [np.zeros(0), np.zeros(0)]
@@ -1331,15 +1315,6 @@ class GTCFR:
     if not beliefs.sum() > 0:
       beliefs = ps.chance_reach.copy()
     beliefs /= beliefs.sum()
-    if self.focus is not None and tree.sampled and len(beliefs) > 1:
-      p, h = self.focus
-      own = np.where(ps.history_infostate[p] == ps.history_infostate[p][h],
-                     beliefs, 0.0)
-      if not own.sum() > 0:
-        own = (ps.history_infostate[p] ==
-               ps.history_infostate[p][h]) * ps.chance_reach
-      beliefs = ((1.0 - _FOCUS_SHARE) * beliefs +
-                 _FOCUS_SHARE * own / own.sum())
     virtual = [np.zeros((s.capacity, s.width)) for s in tree.sides]
     for _ in range(count):
       # Growth may add rows: keep the virtual-loss arrays in shape.

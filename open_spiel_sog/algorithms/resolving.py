@@ -81,14 +81,10 @@ class Resolver:
       node = node.parent
     return None
 
-  def search(self, ps: PublicState, deadline: float | None = None,
-             history: int | None = None) -> gt_cfr.SearchResult:
+  def search(self, ps: PublicState,
+             deadline: float | None = None) -> gt_cfr.SearchResult:
     """Re-solves at `ps` (a decision public state) and keeps the summaries;
-    `deadline` (a `time.monotonic()` time) stops the search early;
-    `history`, the index in `ps` of the true history where the caller knows
-    it, focuses the search's growth on the re-solving player's infostate
-    there where the tree holds sampled public states (see
-    gt_cfr.GTCFR's `focus`)."""
+    `deadline` (a `time.monotonic()` time) stops the search early."""
     if ps.observer is not self.observer:
       raise ValueError("the public state belongs to another observer")
     if not ps.is_player_node():
@@ -128,9 +124,7 @@ class Resolver:
     branch.reverse()
     result = gt_cfr.GTCFR(start, self.value_fn, self.config.search,
                           ranges=ranges, gadget=gadget, branch=branch,
-                          rng=self.rng, value_players=(o,),
-                          focus=None if history is None else (i, history)
-                          ).run(deadline)
+                          rng=self.rng, value_players=(o,)).run(deadline)
     self.summaries = result.summaries
     self.last_result = result
     return result

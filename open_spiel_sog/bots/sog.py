@@ -291,7 +291,7 @@ class SoGBot(pyspiel.Bot):
     try:
       ps, h = self._locate(state, player)
       self._fit_rollouts(ps, deadline)
-      return ps, h, self._prune(self.resolver.search(ps, deadline, h))
+      return ps, h, self._prune(self.resolver.search(ps, deadline))
     finally:
       self.observer.deadline = None
 

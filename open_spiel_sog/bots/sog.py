@@ -26,6 +26,7 @@ Parameters (all optional; see `SoGConfig` for the meaning of each):
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
 import sys
 import time
@@ -269,7 +270,13 @@ class SoGBot(pyspiel.Bot):
     infostate strings turn out to forget (a decision infostate lies in two
     public states) and the keys were chosen automatically, the bot switches
     to action-observation histories (once, with a notice) and searches
-    again."""
+    again. Under a deadline, Python's cyclic garbage is collected first
+    (see `_collect_garbage`)."""
+    _collect_garbage(deadline is not None)
+    return self._search_once_or_twice(state, player, deadline)
+
+  def _search_once_or_twice(self, state, player: int,
+                            deadline: float | None):
     try:
       return self._locate_and_search(state, player, deadline)
     except InfostateSplit as e:
@@ -445,6 +452,18 @@ class SoGBot(pyspiel.Bot):
     legal = (state.legal_actions(self._player) if state.is_simultaneous_node()
              else state.legal_actions())
     return {a: policy.get(a, 0.0) for a in legal}
+
+
+def _collect_garbage(timed: bool) -> None:
+  """Before a time-limited search, collects Python's cyclic garbage (the
+  public states pruned since the last search, with their states), inside
+  the decision's time. Left to the automatic collector, it piles up over
+  decisions and is freed all at once whenever a collection falls, inside
+  some later search (gin_rummy: collections of 1.2-1.4 s freeing 23,000-
+  33,000 objects, time-limited decisions of 2.4 s at time_limit=1);
+  collected at every search, it takes tens of milliseconds."""
+  if timed and gc.isenabled():
+    gc.collect()
 
 
 def _factory(game: pyspiel.Game, player: int, params: dict) -> pyspiel.Bot:

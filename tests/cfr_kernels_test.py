@@ -187,3 +187,41 @@ def test_arrays_extended_as_the_tree_grows_equal_arrays_built_anew(
                                       err_msg=name)
       else:
         assert getattr(extended[p], name) == value, name
+
+
+@pytest.mark.parametrize("game_string", ["leduc_poker", "liars_dice",
+                                         "connect_four"])
+def test_actions_are_active_exactly_when_their_children_are_in_the_tree(
+    game_string, monkeypatch):
+  """After a search that adds children one at a time (top_k=1), an action
+  of an infostate is active exactly where every child it leads to (from
+  any history of that infostate) is in the tree: adding a child re-marks
+  the actions of every infostate leading into it, not just the walked
+  one."""
+  monkeypatch.setattr(gt_cfr, "_KERNELS", None)
+  game = pyspiel.load_game(game_string)
+  root = PublicStateObserver(game).root()
+  while root.is_chance_node():
+    root = root.children()[0]
+  search = gt_cfr.GTCFR(
+      root, value_functions.RolloutValueFunction(game, num_rollouts=1,
+                                                 seed=3),
+      gt_cfr.GTCFRConfig(simulations=150, top_k=1, record_queries=False),
+      rng=np.random.default_rng(5))
+  search.run()
+  tree = search.tree
+  checked = partial = 0
+  for node in tree.nodes:
+    if node.rows is None:
+      continue
+    side = tree.sides[node.player]
+    for j, row in enumerate(node.rows.tolist()):
+      for k, a in enumerate(side.r_actions[row]):
+        kids = [node.transition(h, a) for h in node.infostate_histories()[j]]
+        want = all(t is not None and t[0] in node.children for t in kids)
+        assert bool(side.active[row, k]) == want, (node.index, j, a)
+        checked += 1
+        partial += 0 < sum(t[0] in node.children for t in kids) < len(kids)
+  assert checked > 20
+  if game_string == "leduc_poker":
+    assert partial > 0  # some actions were only partly in the tree

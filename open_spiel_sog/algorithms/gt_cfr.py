@@ -513,20 +513,27 @@ class SearchTree:
     node.children[c] = self._add_node(children[c], node.index)
     if len(node.children) == len(children):
       self._update_active(node, full=True)
-    else:  # only `action` at the infostate of `history` can have changed
-      j = int(node.ps.history_infostate[node.player][history])
-      self._update_active(node, full=False, only=(j, action))
+    else:
+      # Only the (infostate, action) pairs that lead into the new child can
+      # have changed.
+      child = children[c]
+      inf = node.ps.history_infostate[node.player]
+      pairs = {(int(inf[h]), int(a)) for h, a in zip(
+          child.parent_history.tolist(), child.parent_action.tolist())}
+      self._update_active(node, full=False, only=pairs)
     return 1
 
   def _update_active(self, node: _Node, full: bool,
-                     only: tuple[int, int] | None = None) -> None:
+                     only: set[tuple[int, int]] | None = None) -> None:
     """Marks the actions of `node`'s rows whose children are in the tree
-    as active (`full`: all of them; `only` = (infostate, action): that one
-    action alone may have changed), and re-runs regret matching there."""
+    as active (`full`: all of them; `only`: a set of (infostate, action)
+    pairs, the only ones that may have changed), and re-runs regret
+    matching on the rows concerned."""
     q = node.player
     side = self.sides[q]
     rows = node.rows.tolist()
-    infostates = range(len(rows)) if only is None else [only[0]]
+    infostates = (range(len(rows)) if only is None else
+                  sorted({j for j, _ in only}))
     for j in infostates:
       row = rows[j]
       acts = side.r_actions[row]
@@ -535,7 +542,7 @@ class SearchTree:
         continue
       hist = node.infostate_histories()[j]
       for k, a in enumerate(acts):
-        if only is not None and a != only[1]:
+        if only is not None and (j, a) not in only:
           continue
         # An action is active once its children are all in the tree (in a
         # sampled public state: those of its children the sample kept, and
@@ -547,17 +554,17 @@ class SearchTree:
     # Regret matching over the (possibly new) active set (a node's rows are
     # consecutive).
     if only is None:
-      begin, end = rows[0], rows[-1] + 1
+      spans = [(rows[0], rows[-1] + 1)]
     else:
-      begin = rows[only[0]]
-      end = begin + 1
+      spans = [(rows[j], rows[j] + 1) for j in infostates]
     kernels = _kernels()
-    if kernels is not None:
-      kernels.cfr_regret_matching(side.regrets, side.active, side.policy,
-                                  begin, end)
-    else:
-      side.policy[begin:end] = _regret_matching(side.regrets[begin:end],
-                                                side.active[begin:end])
+    for begin, end in spans:
+      if kernels is not None:
+        kernels.cfr_regret_matching(side.regrets, side.active, side.policy,
+                                    begin, end)
+      else:
+        side.policy[begin:end] = _regret_matching(side.regrets[begin:end],
+                                                  side.active[begin:end])
 
   def leaves(self) -> list[int]:
     """Non-terminal nodes without children in the tree (valued by the value

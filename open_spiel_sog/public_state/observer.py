@@ -934,7 +934,10 @@ class PublicStateObserver:
     chosen = np.arange(len(pairs_h))
     chosen_r = np.asarray(pairs_r)
     favour = self.favoured_player if force is not None else None
-    if bound and len(pairs_h) > _PRESAMPLE * bound:
+    # Only what would be sampled anyway shrinks under a deadline (to
+    # `bound`): public states within max_histories stay exact.
+    full = self.config.max_histories
+    if bound and len(pairs_h) > _PRESAMPLE * full:
       # Too many children to build: draw them before building (each child
       # group is sampled again below if it is still too large).
       favoured = None
@@ -973,7 +976,7 @@ class PublicStateObserver:
         continue
       idx = np.asarray(members)
       weights = reach_arr[idx]
-      sampled = bool(bound) and len(members) > bound
+      sampled = bool(bound) and len(members) > full
       favoured = None
       if favour is not None and forced in members:
         mine = keys[favour]

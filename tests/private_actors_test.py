@@ -177,13 +177,20 @@ def test_under_a_passed_deadline_sampled_public_states_shrink_to_the_true_one():
   exact = PublicStateObserver(game)
   exact.deadline = 0.0
   assert len(exact.public_state_of(state)[0].histories) == 36
-  # Public states within max_histories stay exact under a passed deadline
-  # (a network's slots need them: Leduc with the shipped network under
-  # time_limit=1 once met a sampled public state of 120 histories).
-  within = PublicStateObserver(game, ObserverConfig(max_histories=40))
-  within.deadline = 0.0
-  ps, _ = within.public_state_of(state)
-  assert len(ps.histories) == 36 and not ps.sampled
+  # Public states within max_histories shrink too, unless the observer is
+  # told to keep them exact (a bot with a network does: its slots need
+  # them; Leduc with the shipped network under time_limit=1 once met a
+  # sampled public state).
+  for keep, exact in ((False, False), (True, True)):
+    within = PublicStateObserver(game, ObserverConfig(max_histories=40))
+    within.deadline = 0.0
+    within.shrink_within_bound = not keep
+    ps, _ = within.public_state_of(state)
+    assert (len(ps.histories) == 36 and not ps.sampled) == exact
+  for value_function, shrink in (("rollout", True), ("exact", False)):
+    bot = pyspiel.load_bot("sog", game, 0,
+                           {"value_function": value_function})
+    assert bot.observer.shrink_within_bound == shrink
 
 
 def test_samples_on_the_way_favour_the_searchers_own_infostate():

@@ -259,6 +259,11 @@ class SoGBot(pyspiel.Bot):
     # bot's own infostate (never the opponent's: it cannot see that).
     self.observer.favoured_player = self._player
     self.value_fn = make_value_function(config, self._search_game)
+    # Under a time limit, public states within max_histories may shrink
+    # where building them is slow, except for value functions that need
+    # them exact (a network's slots).
+    self.observer.shrink_within_bound = isinstance(
+        self.value_fn, value_functions.RolloutValueFunction)
     self._rollouts_cut = False
     self.resolver = resolving.Resolver(
         self.observer, self._player, self.value_fn,

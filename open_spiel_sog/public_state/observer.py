@@ -686,6 +686,11 @@ class PublicStateObserver:
     # the way to a state keep FAVOURED_SHARE of their draws for the
     # histories in this player's infostate (see `_sample_favouring`).
     self.favoured_player: int | None = None
+    # Whether, under `deadline`, public states within max_histories may be
+    # sampled too (shrunk to fit the time): a bot whose value function needs
+    # exact public states (a network's slots) sets False, and then only
+    # public states past max_histories shrink.
+    self.shrink_within_bound = True
 
   def _infostate_source(self, requested: str) -> str:
     """The infostate source `requested` (see ObserverConfig.infostates),
@@ -934,10 +939,10 @@ class PublicStateObserver:
     chosen = np.arange(len(pairs_h))
     chosen_r = np.asarray(pairs_r)
     favour = self.favoured_player if force is not None else None
-    # Only what would be sampled anyway shrinks under a deadline (to
-    # `bound`): public states within max_histories stay exact.
-    full = self.config.max_histories
-    if bound and len(pairs_h) > _PRESAMPLE * full:
+    # Groups past `limit` are sampled down to `bound` (max_histories, or
+    # fewer under a deadline); see `shrink_within_bound`.
+    limit = bound if self.shrink_within_bound else self.config.max_histories
+    if bound and len(pairs_h) > _PRESAMPLE * limit:
       # Too many children to build: draw them before building (each child
       # group is sampled again below if it is still too large).
       favoured = None
@@ -976,7 +981,7 @@ class PublicStateObserver:
         continue
       idx = np.asarray(members)
       weights = reach_arr[idx]
-      sampled = bool(bound) and len(members) > full
+      sampled = bool(bound) and len(members) > limit
       favoured = None
       if favour is not None and forced in members:
         mine = keys[favour]

@@ -173,6 +173,30 @@ inline void EntryValues(Doubles values, const Int64s& entry_row,
   }
 }
 
+// Regret matching of one row of `width` slots, in place in `pol`: its
+// positive regrets over the active slots, normalised, or uniform over the
+// active slots where none is positive (0 elsewhere).
+inline void MatchRow(const double* reg, const bool* act, double* pol,
+                     int64_t width) {
+  double positive = 0.0;
+  int64_t count = 0;
+  for (int64_t k = 0; k < width; ++k) {
+    if (act[k]) {
+      positive += reg[k] > 0.0 ? reg[k] : 0.0;
+      ++count;
+    }
+  }
+  for (int64_t k = 0; k < width; ++k) {
+    if (!act[k]) {
+      pol[k] = 0.0;
+    } else if (positive > 0.0) {
+      pol[k] = (reg[k] > 0.0 ? reg[k] : 0.0) / positive;
+    } else {
+      pol[k] = 1.0 / static_cast<double>(count);
+    }
+  }
+}
+
 // The CFR+ step of gt_cfr.GTCFR._update for one player's first `rows` rows,
 // in place: the average policy gains weight * own reach * policy; regrets
 // gain (action value - row value) at active actions and are clipped at 0;
@@ -201,28 +225,12 @@ inline void RegretUpdate(Doubles regrets, Doubles avg, Doubles policy,
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t o = r * width;
     const double w = weight * own[r];
-    double positive = 0.0;
-    int64_t count = 0;
     for (int64_t k = 0; k < width; ++k) {
       av[o + k] += w * pol[o + k];
-      if (act[o + k]) {
-        double g = reg[o + k] + (q[o + k] - rv[r]);
-        reg[o + k] = g > 0.0 ? g : 0.0;
-        positive += reg[o + k];
-        ++count;
-      } else {
-        reg[o + k] = reg[o + k] > 0.0 ? reg[o + k] : 0.0;
-      }
+      const double g = reg[o + k] + (act[o + k] ? q[o + k] - rv[r] : 0.0);
+      reg[o + k] = g > 0.0 ? g : 0.0;
     }
-    for (int64_t k = 0; k < width; ++k) {
-      if (!act[o + k]) {
-        pol[o + k] = 0.0;
-      } else if (positive > 0.0) {
-        pol[o + k] = reg[o + k] / positive;
-      } else {
-        pol[o + k] = 1.0 / static_cast<double>(count > 0 ? count : 1);
-      }
-    }
+    MatchRow(reg + o, act + o, pol + o, width);
   }
 }
 
@@ -242,24 +250,7 @@ inline void RegretMatching(const Doubles& regrets, const Bools& active,
   const bool* act = active.data();
   double* pol = policy.mutable_data();
   for (int64_t r = begin; r < end; ++r) {
-    const int64_t o = r * width;
-    double positive = 0.0;
-    int64_t count = 0;
-    for (int64_t k = 0; k < width; ++k) {
-      if (act[o + k]) {
-        positive += reg[o + k] > 0.0 ? reg[o + k] : 0.0;
-        ++count;
-      }
-    }
-    for (int64_t k = 0; k < width; ++k) {
-      if (!act[o + k]) {
-        pol[o + k] = 0.0;
-      } else if (positive > 0.0) {
-        pol[o + k] = (reg[o + k] > 0.0 ? reg[o + k] : 0.0) / positive;
-      } else {
-        pol[o + k] = 1.0 / static_cast<double>(count);
-      }
-    }
+    MatchRow(reg + r * width, act + r * width, pol + r * width, width);
   }
 }
 

@@ -594,10 +594,11 @@ class SearchTree:
     else:
       prev_entries, prev_rows = prev.num_entries, len(prev.r_entry)
     array = side.array
-    srow = np.asarray(side.e_srow[prev_entries:], dtype=np.int64)
-    sslot = np.asarray(side.e_sslot[prev_entries:], dtype=np.int64)
+    srow = array("e_srow")[prev_entries:]
+    sslot = array("e_sslot")[prev_entries:]
     new_seq = np.where(srow < 0, sslot, nr + srow * width + sslot)
-    new_rows = np.asarray(side.r_entry[prev_rows:], dtype=np.int64)
+    r_entry = array("r_entry")
+    new_rows = r_entry[prev_rows:]
     if prev_entries or prev_rows:
       e_seq = np.concatenate([prev.e_seq, new_seq])
       r_parent_seq = np.concatenate([prev.r_parent_seq, e_seq[new_rows]])
@@ -613,7 +614,7 @@ class SearchTree:
         r_parent_seq=r_parent_seq, r_level=array("r_level"),
         rh_row=array("rh_row"), rh_opp=array("rh_opp"),
         rh_chance=array("rh_chance", np.float64),
-        num_entries=entries, r_entry=array("r_entry"),
+        num_entries=entries, r_entry=r_entry,
         e_parent=array("e_parent"), e_prow=array("e_prow"),
         e_pslot=array("e_pslot"), entry_row=entry_row,
         e_depth=array("e_depth"))
@@ -990,31 +991,25 @@ class GTCFR:
     return np.bincount(e1, weights=-w * reaches[0][s0],
                        minlength=compiled[1].num_entries)
 
-  def _fixed_leaf_values(self, compiled, reaches, players):
+  def _fixed_leaf_values(self, compiled, reaches):
     """`_leaf_values` from the folded arrays (the same sums, in the same
-    order: per entry, then per sequence), for `players` (None for the
-    other)."""
+    order: per entry, then per sequence)."""
     n = self._fixed_size
-    e = [a[:n] for a in self._fixed_arrays[:2]]
-    w = self._fixed_arrays[2][:n]
-    out, per_entry = [None, None], [None, None]
-    for p in players:
-      o = 1 - p
-      other_reach = reaches[o][compiled[o].e_seq[e[o]]]
-      sign = 1.0 if p == 0 else -1.0
-      per_entry[p] = sign * np.bincount(e[p], weights=w * other_reach,
-                                        minlength=compiled[p].num_entries)
-      # Entries that are not at leaves hold exact zeros, which leave the
-      # sums unchanged.
-      out[p] = np.bincount(compiled[p].e_seq, weights=per_entry[p],
-                           minlength=compiled[p].num_seq)
+    e0, e1, w = (a[:n] for a in self._fixed_arrays)
+    r0 = reaches[0][compiled[0].e_seq[e0]]
+    r1 = reaches[1][compiled[1].e_seq[e1]]
+    per_entry = [
+        np.bincount(e0, weights=w * r1, minlength=compiled[0].num_entries),
+        -np.bincount(e1, weights=w * r0, minlength=compiled[1].num_entries)]
+    # Entries that are not at leaves hold exact zeros, which leave the sums
+    # unchanged.
+    out = [np.bincount(compiled[p].e_seq, weights=per_entry[p],
+                       minlength=compiled[p].num_seq) for p in range(2)]
     return out, per_entry
 
-  def _leaf_values(self, compiled, reaches, record: bool,
-                   players: Sequence[int] = (0, 1)):
-    """The leaves' values (one batched value-function call): ([S_p] landing
-    on sequences, [E_p] per entry) of each player, computed for `players`
-    at least."""
+  def _leaf_values(self, compiled, reaches, record: bool):
+    """The leaves' values for both players (one batched value-function call):
+    ([S_p] landing on sequences, [E_p] per entry)."""
     tree = self.tree
     out = [np.zeros(c.num_seq) for c in compiled]
     per_entry = [np.zeros(c.num_entries) for c in compiled]
@@ -1022,7 +1017,7 @@ class GTCFR:
     if not leaves:
       return out, per_entry
     if self._fixed and self._fold_fixed_leaves():
-      return self._fixed_leaf_values(compiled, reaches, players)
+      return self._fixed_leaf_values(compiled, reaches)
     entries = [self._leaf_entries(p) for p in range(2)]
     seqs = [compiled[p].e_seq[entries[p]] for p in range(2)]
     key = (self._uid, len(tree.nodes))
@@ -1085,8 +1080,7 @@ class GTCFR:
     self._reaches = reaches
     fixed = self._fixed and self._fold_fixed_leaves()
     if not fixed:
-      leaf, leaf_entries = self._leaf_values(compiled, reaches, record=True,
-                                             players=players)
+      leaf, leaf_entries = self._leaf_values(compiled, reaches, record=True)
     for p in players:
       side, c = sides[p], compiled[p]
       n = side.num_rows

@@ -278,10 +278,6 @@ class SoGBot(pyspiel.Bot):
     again. Under a deadline, Python's cyclic garbage is collected first
     (see `_collect_garbage`)."""
     _collect_garbage(deadline is not None)
-    return self._search_once_or_twice(state, player, deadline)
-
-  def _search_once_or_twice(self, state, player: int,
-                            deadline: float | None):
     try:
       return self._locate_and_search(state, player, deadline)
     except InfostateSplit as e:

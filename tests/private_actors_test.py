@@ -226,6 +226,63 @@ def test_samples_on_the_way_favour_the_searchers_own_infostate():
     assert bot.observer.favoured_player == seat
 
 
+def test_samples_below_the_true_path_favour_what_the_searcher_may_reach():
+  """Children built below the true path (by a search: no history forced)
+  mark the children of the histories the searcher's infostate holds or
+  leads to, and their samples keep the favoured share for those."""
+  game = pyspiel.load_game("phantom_ttt")
+  state = game.new_initial_state()
+  for a in (0, 3, 1, 4):
+    state.apply_action(a)
+  for favoured in (0, None):
+    observer = PublicStateObserver(game, ObserverConfig(max_histories=40,
+                                                        sample_seed=1))
+    observer.favoured_player = favoured
+    ps, h = observer.public_state_of(state)
+    mine = ps.history_infostate[0] == ps.history_infostate[0][h]
+    if favoured is None:
+      assert ps.favoured_histories is None
+      assert all(c.favoured_histories is None for c in ps.children())
+      continue
+    np.testing.assert_array_equal(ps.favoured_histories, mine)
+    below = 0
+    for child in ps.children():
+      assert child.favoured is None  # not on the true path
+      marked = mine[child.parent_history]
+      if marked.any():
+        np.testing.assert_array_equal(child.favoured_histories, marked)
+        below += marked.sum()
+      else:
+        assert child.favoured_histories is None
+      for grandchild in child.children():
+        if grandchild.favoured_histories is not None:
+          np.testing.assert_array_equal(
+              grandchild.favoured_histories,
+              marked[grandchild.parent_history])
+    # 15 of the 35 histories are the searcher's; their children are 32 of
+    # the 111 sampled (without favouring: 6 of 32, then 15 of 84).
+    assert below >= 30
+
+
+def test_sog_completes_a_line_in_phantom_ttt():
+  """After x0 o3 x1 o4 (x sees only its own marks), x wins at once with
+  the third square of its line unless o took it (two squares of the seven
+  x has not marked): the search puts most of its policy there. Before the
+  searcher's own infostate was favoured below the true path, the children
+  of its seven actions held a few histories each, and four of eight seeds
+  put at most 0.04 on the winning square."""
+  game = pyspiel.load_game("phantom_ttt")
+  for seed in range(4):
+    bot = pyspiel.load_bot("sog", game, 0, {"simulations": 100,
+                                             "seed": seed})
+    state = game.new_initial_state()
+    for a in (0, 3, 1, 4):
+      if state.current_player() == 1:
+        bot.inform_action(state, 1, a)
+      state.apply_action(a)
+    assert dict(bot.get_policy(state))[2] > 0.8, seed
+
+
 def test_fragments_of_a_sampled_public_state_may_share_an_infostate():
   """A sample's common-knowledge components need not be the game's, so two
   sampled public states at one depth may hold the same decision infostate;

@@ -462,6 +462,9 @@ class PublicState:
     # The player whose infostate on the true path this sample favoured
     # (PublicStateObserver.favoured_player), or None.
     self.favoured: int | None = None
+    # [H] bool, or None: the histories that the favoured player's infostate
+    # on the true path holds or leads to (see PublicStateObserver._expand).
+    self.favoured_histories: np.ndarray | None = None
 
     first = self.histories[0]
     self._current_player = int(first.current_player())
@@ -939,13 +942,16 @@ class PublicStateObserver:
     chosen = np.arange(len(pairs_h))
     chosen_r = np.asarray(pairs_r)
     favour = self.favoured_player if force is not None else None
+    # Below the true path, the children of histories the favoured player's
+    # infostate holds or leads to are favoured as well.
+    line = ps.favoured_histories
     # Groups past `limit` are sampled down to `bound` (max_histories, or
     # fewer under a deadline); see `shrink_within_bound`.
     limit = bound if self.shrink_within_bound else self.config.max_histories
     if bound and len(pairs_h) > _PRESAMPLE * limit:
       # Too many children to build: draw them before building (each child
       # group is sampled again below if it is still too large).
-      favoured = None
+      favoured = None if line is None else line[ph_all]
       if favour is not None:
         mine = ps.history_infostate[favour]
         favoured = mine[ph_all] == mine[force[0]]
@@ -982,14 +988,18 @@ class PublicStateObserver:
       idx = np.asarray(members)
       weights = reach_arr[idx]
       sampled = bool(bound) and len(members) > limit
-      favoured = None
+      favoured = None if line is None else line[ph[idx]]
       if favour is not None and forced in members:
         mine = keys[favour]
         favoured = np.asarray([mine[k] == mine[forced] for k in members])
+      within = favoured
       if sampled:
-        idx, weights = self._sample_favouring(
+        kept, weights = self._sample_favouring(
             idx, weights, self._strata(ps, ph[idx], pa[idx]), forced, bound,
             favoured)
+        if within is not None:
+          within = within[np.searchsorted(idx, kept)]
+        idx = kept
       if only_forced:
         # The sibling this group replaces: the one with its label, or (labels
         # of derived groups depend on which children were drawn) one that
@@ -1007,7 +1017,9 @@ class PublicStateObserver:
           pa[idx], [[player_keys[k] for k in idx.tolist()]
                     for player_keys in keys])
       child.sampled = child.sampled or sampled
-      if favoured is not None:
+      if within is not None and within.any():
+        child.favoured_histories = within
+      if favour is not None and forced in members:
         child.favoured = favour
       result.append(child)
     self._record_time(time.perf_counter() - start, len(children))

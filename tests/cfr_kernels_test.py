@@ -176,8 +176,6 @@ def test_arrays_extended_as_the_tree_grows_equal_arrays_built_anew(
   tree = search.tree
   extended = tree.compiled()
   tree._last_compiled = [None, None]  # pylint: disable=protected-access
-  for p in range(2):
-    tree.sides[p]._arrays.clear()  # pylint: disable=protected-access
   tree._compiled = None  # pylint: disable=protected-access
   fresh = tree.compiled()
   for p in range(2):

@@ -204,28 +204,67 @@ class _Node:
     return self.transitions.get((history, action))
 
 
+class _Grow:
+  """A 1-D array grown by appending, its buffer doubled as needed: `view()`
+  is the filled part without a copy (later appends do not change a view
+  taken before them)."""
+
+  __slots__ = ("buf", "n")
+
+  def __init__(self, dtype=np.int64):
+    self.buf = np.zeros(16, dtype)
+    self.n = 0
+
+  def __len__(self) -> int:
+    return self.n
+
+  def __getitem__(self, i: int):
+    if not 0 <= i < self.n:
+      raise IndexError(i)
+    return self.buf[i]
+
+  def _reserve(self, size: int) -> None:
+    if size > len(self.buf):
+      grown = np.zeros(max(size, 2 * len(self.buf)), self.buf.dtype)
+      grown[:self.n] = self.buf[:self.n]
+      self.buf = grown
+
+  def append(self, value) -> None:
+    if self.n == len(self.buf):
+      self._reserve(self.n + 1)
+    self.buf[self.n] = value
+    self.n += 1
+
+  def extend(self, values: np.ndarray) -> None:
+    k = len(values)
+    self._reserve(self.n + k)
+    self.buf[self.n:self.n + k] = values
+    self.n += k
+
+  def view(self) -> np.ndarray:
+    return self.buf[:self.n]
+
+
 class _Side:
   """One player's entries (public state, infostate) and rows (decisions)."""
 
   def __init__(self):
     # Entries. seq = (srow, sslot): srow -1 means the root sequence sslot.
-    self.e_node: list[int] = []
-    self.e_srow: list[int] = []
-    self.e_sslot: list[int] = []
-    self.e_parent: list[int] = []
-    self.e_prow: list[int] = []
-    self.e_pslot: list[int] = []
-    self.e_depth: list[int] = []
+    self.e_srow = _Grow()
+    self.e_sslot = _Grow()
+    self.e_parent = _Grow()
+    self.e_prow = _Grow()
+    self.e_pslot = _Grow()
+    self.e_depth = _Grow()
     self.num_root = 0
     # Rows (infostates where this player acts, in interior nodes).
-    self.r_entry: list[int] = []
-    self.r_level: list[int] = []
-    self.r_node: list[int] = []
+    self.r_entry = _Grow()
+    self.r_level = _Grow()
     self.r_actions: list[list[int]] = []
     # Histories of each row: (row, opponent entry, chance reach).
-    self.rh_row: list[np.ndarray] = []
-    self.rh_opp: list[np.ndarray] = []
-    self.rh_chance: list[np.ndarray] = []
+    self.rh_row = _Grow()
+    self.rh_opp = _Grow()
+    self.rh_chance = _Grow(np.float64)
     # CFR state, [capacity, width].
     self.width = 1
     self.capacity = 0
@@ -237,31 +276,17 @@ class _Side:
     self.prior = np.zeros((0, 1))
     self.visits = np.zeros((0, 1))
 
-    # Arrays of the lists above, extended as the lists grow (see array()).
-    self._arrays: dict[str, tuple[np.ndarray, int]] = {}
-
   @property
   def num_rows(self) -> int:
     return len(self.r_entry)
 
-  def array(self, name: str, dtype=np.int64) -> np.ndarray:
-    """The list attribute `name` as an array (the rh_* lists of arrays:
-    concatenated). The lists only grow, so each call converts only the
-    items appended since the last one."""
-    items = getattr(self, name)
-    cached = self._arrays.get(name)
-    if cached is not None and cached[1] == len(items):
-      return cached[0]
-    count = 0 if cached is None else cached[1]
-    new = items[count:]
-    if not new:
-      out = np.zeros(0, dtype)
-    else:
-      tail = (np.concatenate(new) if isinstance(new[0], np.ndarray) else
-              np.asarray(new)).astype(dtype, copy=False)
-      out = tail if cached is None else np.concatenate([cached[0], tail])
-    self._arrays[name] = (out, len(items))
-    return out
+  @property
+  def num_entries(self) -> int:
+    return len(self.e_srow)
+
+  def array(self, name: str) -> np.ndarray:
+    """The grown attribute `name` as an array (a view: see _Grow)."""
+    return getattr(self, name).view()
 
   def ensure(self, rows: int, width: int) -> None:
     """Grows the CFR-state arrays to hold `rows` rows of `width` actions."""
@@ -365,8 +390,17 @@ class SearchTree:
     self.t_w: list[np.ndarray] = []
     self._compiled: tuple[_Compiled, _Compiled] | None = None
     self._last_compiled: list[_Compiled | None] = [None, None]
+    # Each player's flat sequence of every entry and parent sequence of
+    # every row, grown with the tree (see _compile).
+    self._sequences: list[tuple[_Grow, _Grow] | None] = [None, None]
     self.compilations = 0  # counts compiled()'s rebuilds
+    # The leaves (non-terminal nodes without children), by node index, and
+    # every node that became one (`leaves_added`) or stopped being one
+    # (`leaves_expanded`), in order: consumers catch up from the logs.
+    self._leaf_set: dict[int, None] = {}
     self._leaves: list[int] | None = None
+    self.leaves_added: list[int] = []
+    self.leaves_expanded: list[int] = []
     self._terminals = None
     self._add_node(root, -1)
 
@@ -388,12 +422,11 @@ class SearchTree:
     parent_node = self.nodes[parent] if parent >= 0 else None
     for p in range(2):
       side = self.sides[p]
-      node.entry_start[p] = len(side.e_node)
+      node.entry_start[p] = side.num_entries
       n = ps.num_infostates(p)
       if parent_node is None:
         side.num_root = n
         for j in range(n):
-          side.e_node.append(index)
           side.e_srow.append(-1)
           side.e_sslot.append(j)
           side.e_parent.append(-1)
@@ -407,7 +440,6 @@ class SearchTree:
       for j in range(n):
         i = first[j]
         pe = parent_node.entry_start[p] + int(parent_inf[i])
-        side.e_node.append(index)
         side.e_parent.append(pe)
         side.e_depth.append(depth)
         if acting:
@@ -429,8 +461,11 @@ class SearchTree:
       self.t_e0.append(e0)
       self.t_e1.append(e1)
       self.t_w.append(ps.chance_reach * u0)
+    else:
+      self._leaf_set[index] = None
+      self.leaves_added.append(index)
+      self._leaves = None
     self._compiled = None
-    self._leaves = None
     return index
 
   def _make_rows(self, node: _Node) -> None:
@@ -450,7 +485,6 @@ class SearchTree:
       row = first_row + j
       side.r_entry.append(entry)
       side.r_level.append(level)
-      side.r_node.append(node.index)
       side.r_actions.append(legal[j])
       k = len(legal[j])
       side.legal[row, :] = False
@@ -467,9 +501,9 @@ class SearchTree:
       else:
         side.prior[row, :k] = 1.0 / k
     o = 1 - q
-    side.rh_row.append(first_row + ps.history_infostate[q])
-    side.rh_opp.append(node.entry_start[o] + ps.history_infostate[o])
-    side.rh_chance.append(ps.chance_reach.copy())
+    side.rh_row.extend(first_row + ps.history_infostate[q])
+    side.rh_opp.extend(node.entry_start[o] + ps.history_infostate[o])
+    side.rh_chance.extend(ps.chance_reach)
     self._compiled = None
 
   def expand(self, node: _Node, actions: Sequence[Sequence[int]] | None = None
@@ -497,8 +531,11 @@ class SearchTree:
       if c not in node.children:
         node.children[c] = self._add_node(children[c], node.index)
         added += 1
-    node.expanded = True
-    self._leaves = None
+    if not node.expanded:
+      node.expanded = True
+      del self._leaf_set[node.index]
+      self.leaves_expanded.append(node.index)
+      self._leaves = None
     if node.player >= 0:
       self._update_active(node, full=len(node.children) == len(children))
     return added
@@ -570,8 +607,7 @@ class SearchTree:
     """Non-terminal nodes without children in the tree (valued by the value
     function)."""
     if self._leaves is None:
-      self._leaves = [n.index for n in self.nodes
-                      if not n.expanded and not n.ps.is_terminal()]
+      self._leaves = list(self._leaf_set)
     return self._leaves
 
   # --- Compiled arrays -------------------------------------------------------
@@ -587,37 +623,35 @@ class SearchTree:
     (root sequences, row width) is unchanged, else built anew."""
     side = self.sides[p]
     nr, width, rows = side.num_root, side.width, side.num_rows
-    entries = len(side.e_srow)
+    entries = side.num_entries
     prev = self._last_compiled[p]
     if prev is None or prev.width != width or prev.num_root != nr:
       prev_entries = prev_rows = 0
+      self._sequences[p] = (_Grow(), _Grow())
     else:
       prev_entries, prev_rows = prev.num_entries, len(prev.r_entry)
-    array = side.array
-    srow = array("e_srow")[prev_entries:]
-    sslot = array("e_sslot")[prev_entries:]
-    new_seq = np.where(srow < 0, sslot, nr + srow * width + sslot)
-    r_entry = array("r_entry")
+    e_seq_grown, r_parent_seq_grown = self._sequences[p]
+    srow = side.e_srow.buf[prev_entries:entries]
+    sslot = side.e_sslot.buf[prev_entries:entries]
+    e_seq_grown.extend(np.where(srow < 0, sslot, nr + srow * width + sslot))
+    e_seq = e_seq_grown.view()
+    r_entry = side.r_entry.view()
     new_rows = r_entry[prev_rows:]
-    if prev_entries or prev_rows:
-      e_seq = np.concatenate([prev.e_seq, new_seq])
-      r_parent_seq = np.concatenate([prev.r_parent_seq, e_seq[new_rows]])
-      entry_row = np.concatenate([prev.entry_row,
-                                  np.full(len(new_seq), -1, np.int64)])
-    else:
-      e_seq, r_parent_seq = new_seq, new_seq[new_rows]
-      entry_row = np.full(entries, -1, dtype=np.int64)
+    r_parent_seq_grown.extend(e_seq[new_rows])
+    entry_row = np.full(entries, -1, dtype=np.int64)
+    if prev_entries:
+      entry_row[:prev_entries] = prev.entry_row
     # New rows may belong to old entries (a leaf expanded).
     entry_row[new_rows] = np.arange(prev_rows, rows)
     compiled = _Compiled(
         num_root=nr, width=width, num_seq=nr + rows * width, e_seq=e_seq,
-        r_parent_seq=r_parent_seq, r_level=array("r_level"),
-        rh_row=array("rh_row"), rh_opp=array("rh_opp"),
-        rh_chance=array("rh_chance", np.float64),
+        r_parent_seq=r_parent_seq_grown.view(),
+        r_level=side.r_level.view(), rh_row=side.rh_row.view(),
+        rh_opp=side.rh_opp.view(), rh_chance=side.rh_chance.view(),
         num_entries=entries, r_entry=r_entry,
-        e_parent=array("e_parent"), e_prow=array("e_prow"),
-        e_pslot=array("e_pslot"), entry_row=entry_row,
-        e_depth=array("e_depth"))
+        e_parent=side.e_parent.view(), e_prow=side.e_prow.view(),
+        e_pslot=side.e_pslot.view(), entry_row=entry_row,
+        e_depth=side.e_depth.view())
     self._last_compiled[p] = compiled
     return compiled
 
@@ -895,7 +929,9 @@ class GTCFR:
     self._fixed = (type(value_fn).fixed_history_values
                    is not ValueFunction.fixed_history_values and
                    not self.config.record_queries)
-    self._fixed_leaves: list[int] | None = None  # tree.leaves() folded in
+    # How far the folded arrays follow the tree's leaf logs (added,
+    # expanded).
+    self._folded = (0, 0)
     self._fixed_slices: dict[int, tuple[int, int]] = {}  # node -> histories
     self._fixed_arrays = (np.zeros(0, np.int64), np.zeros(0, np.int64),
                           np.zeros(0))
@@ -936,16 +972,17 @@ class GTCFR:
     (new leaves appended, expanded ones zeroed); False where the value
     function turns out not to have fixed values."""
     tree = self.tree
-    leaves = tree.leaves()
-    if leaves is self._fixed_leaves:
+    added, expanded = len(tree.leaves_added), len(tree.leaves_expanded)
+    if self._folded == (added, expanded):
       return True
-    current = set(leaves)
     self._fold_version += 1
     e0, e1, w = self._fixed_arrays
-    for i in [i for i in self._fixed_slices if i not in current]:
-      lo, hi = self._fixed_slices.pop(i)
-      w[lo:hi] = 0.0
-    new = [i for i in leaves if i not in self._fixed_slices]
+    for i in tree.leaves_expanded[self._folded[1]:]:
+      span = self._fixed_slices.pop(i, None)
+      if span is not None:
+        w[span[0]:span[1]] = 0.0
+    new = [i for i in tree.leaves_added[self._folded[0]:]
+           if not tree.nodes[i].expanded]
     start = time.perf_counter()
     for k, i in enumerate(new):
       node = tree.nodes[i]
@@ -968,7 +1005,7 @@ class GTCFR:
       if prior is not None:
         node.prior = prior
     self._leaf_timing[0] += time.perf_counter() - start
-    self._fixed_leaves = leaves
+    self._folded = (added, expanded)
     return True
 
   def _fixed_entry_values(self, compiled, reaches, p: int) -> np.ndarray:

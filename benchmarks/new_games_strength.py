@@ -4,7 +4,8 @@ r"""SoG at a time budget against uniform random in games new to it (issue 15).
       --games="phantom_ttt;dark_hex(num_rows=3,num_cols=3)"
 
 For each game, --num_games games of `pyspiel.load_bot("sog", game, seat,
-{"time_limit": --time_limit, "seed": k})` against --opponent (OpenSpiel's
+{"time_limit": --time_limit, "seed": k, "policy_threshold":
+--policy_threshold})` against --opponent (OpenSpiel's
 uniform random bot by default, or a bot string such as
 'ismcts(simulations=5000,seed={seed})'), in duplicate seats (games 2k and
 2k + 1 share seed k = --first_seed + 0, 1, ...; SoG in seat 0, then 1),
@@ -40,6 +41,9 @@ _SIMULATIONS = flags.DEFINE_integer(
     "simulations", 1000, "sog's simulations (the cap under the time limit).")
 _MAX_HISTORIES = flags.DEFINE_integer(
     "max_histories", -1, "sog's max_histories (-1: the bot's default).")
+_POLICY_THRESHOLD = flags.DEFINE_float(
+    "policy_threshold", 0.0, "sog's policy_threshold (0: plays the searched "
+    "policy; e.g. 0.15 drops the actions below 0.15 and renormalises).")
 _OPPONENT = flags.DEFINE_string(
     "opponent", "uniform_random", "The opponent: 'uniform_random', or a bot "
     "string for pyspiel.load_bot, where '{seed}' stands for the game's seed "
@@ -78,7 +82,9 @@ def play(game, seat: int, seed: int, times: list[float],
   other = opponent_bot(game, 1 - seat, seed)
   sog = pyspiel.load_bot("sog", game, seat, {
       "time_limit": _TIME_LIMIT.value, "simulations": _SIMULATIONS.value,
-      "seed": seed, **({"max_histories": _MAX_HISTORIES.value} if _MAX_HISTORIES.value >= 0 else {})})
+      "seed": seed, "policy_threshold": _POLICY_THRESHOLD.value,
+      **({"max_histories": _MAX_HISTORIES.value}
+         if _MAX_HISTORIES.value >= 0 else {})})
   sog.restart()
   state = game.new_initial_state()
   while not state.is_terminal():
@@ -130,6 +136,7 @@ def run_game(name: str) -> dict:
       "mean_return_95": half,
       "decision_seconds_median": statistics.median(times),
       "decision_seconds_max": max(times), "time_limit": _TIME_LIMIT.value,
+      "policy_threshold": _POLICY_THRESHOLD.value,
       "opponent_seconds_median": (statistics.median(opponent_times)
                                   if opponent_times else None),
   }
@@ -138,7 +145,8 @@ def run_game(name: str) -> dict:
 def main(argv):
   del argv
   rows = [run_game(name) for name in _GAMES.value.split(";") if name]
-  print(f"SoG (time_limit={_TIME_LIMIT.value} s) against {_OPPONENT.value}, "
+  print(f"SoG (time_limit={_TIME_LIMIT.value} s, policy_threshold="
+        f"{_POLICY_THRESHOLD.value:g}) against {_OPPONENT.value}, "
         f"{_NUM_GAMES.value} games per row, duplicate seats\n")
   print("| game | wins / draws / losses | win rate (95%) | mean return "
         "(95%) | SoG s per decision (median / max) | opponent s (median) |")

@@ -210,6 +210,10 @@ def test_bad_parameter_values_are_rejected():
     with pytest.raises(ValueError, match="time_limit must be a number of "
                        "seconds >= 0"):
       pyspiel.load_bot("sog", game, 0, {"time_limit": limit})
+  for threshold in (-0.1, 1.0):
+    with pytest.raises(ValueError, match=r"policy_threshold must be in "
+                       r"\[0, 1\)"):
+      pyspiel.load_bot("sog", game, 0, {"policy_threshold": threshold})
 
 
 @pytest.mark.parametrize("game_string,limit", [
@@ -346,6 +350,37 @@ def test_same_seed_same_policy(value_function):
       f"sog(simulations=10,value_function={value_function},seed=7)", game,
       0).step_with_policy(state)
   assert third == first
+
+
+def test_policy_threshold_drops_the_tail_of_the_searched_policy():
+  """With policy_threshold, the bot plays the searched policy (the same
+  search: same seed) without the actions below the threshold, renormalised;
+  a threshold above every probability keeps the most probable action."""
+  game = pyspiel.load_game("leduc_poker")
+  state = game.new_initial_state().child(0).child(3)  # first decision
+  params = {"simulations": 10, "value_function": "rollout", "seed": 3}
+  searched = dict(pyspiel.load_bot("sog", game, 0, params).get_policy(state))
+  probs = sorted(searched.values())
+  assert probs[0] > 0.0 and len(set(probs)) == len(probs), searched
+  threshold = (probs[0] + probs[1]) / 2  # drops the least probable action
+  bot = pyspiel.load_bot("sog", game, 0, dict(params,
+                                               policy_threshold=threshold))
+  played, _ = bot.step_with_policy(state)
+  dropped = min(searched, key=searched.get)
+  kept_total = 1.0 - searched[dropped]
+  for action, p in played:
+    expected = 0.0 if action == dropped else searched[action] / kept_total
+    assert p == pytest.approx(expected), (action, played, searched)
+  assert dict(bot.get_policy(state)) == pytest.approx(dict(played))
+  for seed in range(20):
+    bot = pyspiel.load_bot("sog", game, 0, dict(
+        params, policy_threshold=threshold))
+    bot._rng = np.random.default_rng(seed)  # pylint: disable=protected-access
+    assert bot.step(state) != dropped
+  top = pyspiel.load_bot("sog", game, 0, dict(params, policy_threshold=0.99))
+  best = max(searched, key=searched.get)
+  assert dict(top.get_policy(state)) == {
+      a: float(a == best) for a in searched}
 
 
 # --- e. examples/exploitability.py ------------------------------------------

@@ -487,13 +487,9 @@ class SearchTree:
       side.r_level.append(level)
       side.r_actions.append(legal[j])
       k = len(legal[j])
-      side.legal[row, :] = False
+      # (Rows past num_rows are untouched zeros: `ensure` grows with zeros
+      # and nothing writes past the rows made.)
       side.legal[row, :k] = True
-      side.active[row, :] = False
-      side.regrets[row, :] = 0.0
-      side.avg[row, :] = 0.0
-      side.visits[row, :] = 0.0
-      side.policy[row, :] = 0.0
       if node.prior is not None:
         p = node.prior[j, legal[j]]
         total = p.sum()
@@ -676,6 +672,7 @@ def _regret_matching(regrets: np.ndarray, active: np.ndarray) -> np.ndarray:
 
 
 _EMPTY = np.zeros(0)
+_ONE = np.ones(1)
 _KERNELS = None  # the shim (its cfr_* passes), or False; see _kernels()
 
 
@@ -1326,13 +1323,16 @@ class GTCFR:
     # both players' reach of each history, or chance alone if that is zero.
     node = self.grow_node
     ps = node.ps
-    beliefs = ps.chance_reach.copy()
-    for p in range(2):
-      lo = node.entry_start[p]
-      beliefs *= reaches[p][compiled[p].e_seq[lo + ps.history_infostate[p]]]
-    if not beliefs.sum() > 0:
+    if len(ps.histories) == 1:
+      beliefs = _ONE
+    else:
       beliefs = ps.chance_reach.copy()
-    beliefs /= beliefs.sum()
+      for p in range(2):
+        lo = node.entry_start[p]
+        beliefs *= reaches[p][compiled[p].e_seq[lo + ps.history_infostate[p]]]
+      if not beliefs.sum() > 0:
+        beliefs = ps.chance_reach.copy()
+      beliefs /= beliefs.sum()
     virtual = [np.zeros((s.capacity, s.width)) for s in tree.sides]
     for _ in range(count):
       # Growth may add rows: keep the virtual-loss arrays in shape.

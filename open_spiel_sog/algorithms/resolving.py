@@ -122,9 +122,15 @@ class Resolver:
                          f"{ps.describe()}")
       branch.append(parent)
     branch.reverse()
+    # The opponent's values averaged over the iterates are what the next
+    # search's gadget needs; a perfect-information search has no next
+    # gadget (each starts at its state), so it tracks none.
+    value_players = (() if self.observer.source == "perfect_information"
+                     else (o,))
     result = gt_cfr.GTCFR(start, self.value_fn, self.config.search,
                           ranges=ranges, gadget=gadget, branch=branch,
-                          rng=self.rng, value_players=(o,)).run(deadline)
+                          rng=self.rng,
+                          value_players=value_players).run(deadline)
     self.summaries = result.summaries
     self.last_result = result
     return result

@@ -105,6 +105,77 @@ def test_each_pass_matches_numpy(game_string, kernels, monkeypatch):
 
 
 @pytest.mark.parametrize("game_string", _GAMES)
+def test_the_fused_update_matches_the_numpy_passes(game_string, kernels,
+                                                   monkeypatch):
+  """cfr_fixed_update (one player's whole update from fixed history
+  values) gives the numbers of the passes composed as gt_cfr.py's general
+  update composes them: reaches, entry and sequence values, the
+  propagation, row values and the CFR+ step. (Composed from the C++ passes,
+  which sum in the same order; the numpy passes sum by tree level, and the
+  1e-17 apart values can flip a regret of zero to positive.)"""
+  search = _search(game_string, True, monkeypatch)
+  tree = search.tree
+  compiled = tree.compiled()
+  e0, e1, w, s0, s1 = search._fixed_histories(compiled)  # pylint: disable=protected-access
+  assert len(w) > 0
+  rng = np.random.default_rng(1)
+  policies = [np.where(s.active, rng.random(s.active.shape), 0.0)
+              for s in tree.sides]
+  for policy in policies:
+    policy /= np.maximum(policy.sum(axis=1, keepdims=True), 1e-300)
+  ranges = [rng.random(c.num_root) + 0.1 for c in compiled]
+  for p in range(2):
+    o = 1 - p
+    c, side = compiled[p], tree.sides[p]
+    n = side.num_rows
+    regrets = rng.normal(size=side.regrets.shape).clip(0, None)
+    avg = rng.random(side.avg.shape)
+    reach = [gt_cfr._reach(compiled[q], policies[q], ranges[q])  # pylint: disable=protected-access
+             for q in range(2)]
+    if p == 0:
+      entries = np.bincount(e0, weights=w * reach[1][s1],
+                            minlength=c.num_entries)
+    else:
+      entries = np.bincount(e1, weights=-w * reach[0][s0],
+                            minlength=c.num_entries)
+    direct = np.bincount(c.e_seq, weights=entries, minlength=c.num_seq)
+    propagated = entries.copy()
+    gt_cfr._propagate_entry_values(c, policies[p], propagated)  # pylint: disable=protected-access
+    seq, rows = gt_cfr._values(c, policies[p], direct)  # pylint: disable=protected-access
+    expected = gt_cfr._Side()  # pylint: disable=protected-access
+    expected.__dict__.update(side.__dict__)
+    expected.regrets, expected.avg = regrets.copy(), avg.copy()
+    expected.policy = policies[p].copy()
+    gt_cfr._regret_update(expected, c, seq, rows,  # pylint: disable=protected-access
+                          reach[p][c.r_parent_seq], 2.0)
+    for propagate in (True, False):
+      got_regrets, got_avg = regrets.copy(), avg.copy()
+      got_policy = policies[p].copy()
+      own, opp, got_seq, got_rows, got_entries = kernels.cfr_fixed_update(
+          c.r_parent_seq, got_policy, got_regrets, got_avg, side.active,
+          ranges[p], c.width, compiled[o].r_parent_seq, policies[o],
+          ranges[o], compiled[o].width, e0 if p == 0 else e1,
+          s1 if p == 0 else s0, w, 1.0 if p == 0 else -1.0, c.e_seq,
+          propagate, c.entry_row, c.e_prow, c.e_pslot, c.e_parent, 2.0)
+      for got, want in ((own, reach[p]), (opp, reach[o]), (got_seq, seq),
+                        (got_rows, rows),
+                        (got_entries, propagated if propagate else entries),
+                        (got_regrets[:n], expected.regrets[:n]),
+                        (got_avg[:n], expected.avg[:n]),
+                        (got_policy[:n], expected.policy[:n])):
+        np.testing.assert_array_equal(got, want)
+  # A history naming an entry past the tree's is refused.
+  c = compiled[0]
+  with pytest.raises(ValueError, match="missing entry"):
+    kernels.cfr_fixed_update(
+        c.r_parent_seq, policies[0].copy(), tree.sides[0].regrets.copy(),
+        tree.sides[0].avg.copy(), tree.sides[0].active, ranges[0], c.width,
+        compiled[1].r_parent_seq, policies[1], ranges[1], compiled[1].width,
+        np.full(len(e0), c.num_entries), s1, w, 1.0, c.e_seq, False,
+        c.entry_row, c.e_prow, c.e_pslot, c.e_parent, 1.0)
+
+
+@pytest.mark.parametrize("game_string", _GAMES)
 def test_selection_matches_numpy_at_the_same_uniform(game_string, kernels,
                                                      monkeypatch):
   """The C++ selection picks the slot numpy's Generator.choice picks from

@@ -344,7 +344,96 @@ inline int64_t Select(const Doubles& seq_values, const Doubles& row_values,
   return k - 1;
 }
 
+// One player's whole CFR+ update of gt_cfr.GTCFR._update where every leaf
+// value is a fixed sum over histories (terminals and folded rollout leaves),
+// in one call: both players' reaches under their current policies (`Reach`);
+// each entry's value, sign * weights[i] * opponent reach of opp_seqs[i]
+// summed into own_entries[i] in history order (numpy's bincount order);
+// each sequence's direct value, the entry values summed by e_seq in entry
+// order; with `propagate`, the entry values propagated up the tree under the
+// current policy (`EntryValues`); the sequence and row values (`Values`);
+// and, where there are rows, the regret and average update with regret
+// matching (`RegretUpdate`, own reach of each row's parent sequence, weight
+// `avg_weight`). Returns (own reach, opponent reach, sequence values, row
+// values, entry values): the same numbers as those passes called one by one
+// from gt_cfr.py.
+inline py::tuple FixedUpdate(
+    const Int64s& r_parent_seq, Doubles policy, Doubles regrets, Doubles avg,
+    const Bools& active, const Doubles& root_range, int64_t width,
+    const Int64s& opp_r_parent_seq, const Doubles& opp_policy,
+    const Doubles& opp_root_range, int64_t opp_width,
+    const Int64s& own_entries, const Int64s& opp_seqs, const Doubles& weights,
+    double sign, const Int64s& e_seq, bool propagate, const Int64s& entry_row,
+    const Int64s& e_prow, const Int64s& e_pslot, const Int64s& e_parent,
+    double avg_weight) {
+  Doubles own_reach = Reach(r_parent_seq, policy, root_range, width);
+  Doubles opp_reach =
+      Reach(opp_r_parent_seq, opp_policy, opp_root_range, opp_width);
+  const int64_t rows = r_parent_seq.size();
+  const int64_t num_root = root_range.size();
+  const int64_t num_seq = num_root + rows * width;
+  const int64_t num_entries = e_seq.size();
+  const int64_t n = own_entries.size();
+  CheckSize(opp_seqs, n, "opp_seqs");
+  CheckSize(weights, n, "weights");
+  Doubles entry_values(num_entries);
+  double* ev = entry_values.mutable_data();
+  for (int64_t e = 0; e < num_entries; ++e) ev[e] = 0.0;
+  const int64_t* entries = own_entries.data();
+  const int64_t* seqs = opp_seqs.data();
+  const double* w = weights.data();
+  const double* opp = opp_reach.data();
+  const int64_t opp_size = opp_reach.size();
+  for (int64_t i = 0; i < n; ++i) {
+    if (entries[i] < 0 || entries[i] >= num_entries || seqs[i] < 0 ||
+        seqs[i] >= opp_size) {
+      Fail("history " + std::to_string(i) + " names a missing entry or "
+           "opponent sequence");
+    }
+    ev[entries[i]] += (sign * w[i]) * opp[seqs[i]];
+  }
+  Doubles seq_values(num_seq);
+  double* direct = seq_values.mutable_data();
+  for (int64_t s = 0; s < num_seq; ++s) direct[s] = 0.0;
+  const int64_t* es = e_seq.data();
+  for (int64_t e = 0; e < num_entries; ++e) {
+    if (es[e] < 0 || es[e] >= num_seq) {
+      Fail("entry " + std::to_string(e) + " names a missing sequence");
+    }
+    direct[es[e]] += ev[e];
+  }
+  if (propagate) {
+    EntryValues(entry_values, entry_row, e_prow, e_pslot, e_parent, policy,
+                rows, width);
+  }
+  Doubles row_values = Values(r_parent_seq, policy, seq_values, num_root,
+                              width);
+  if (rows > 0) {
+    Doubles own(rows);
+    double* o = own.mutable_data();
+    const double* reach = own_reach.data();
+    const int64_t* parent = r_parent_seq.data();
+    for (int64_t r = 0; r < rows; ++r) o[r] = reach[parent[r]];
+    RegretUpdate(regrets, avg, policy, active, seq_values, row_values, own,
+                 avg_weight, num_root, rows, width);
+  }
+  return py::make_tuple(own_reach, opp_reach, seq_values, row_values,
+                        entry_values);
+}
+
 inline void Define(py::module_& m) {
+  m.def("cfr_fixed_update", &FixedUpdate, py::arg("r_parent_seq"),
+        py::arg("policy").noconvert(), py::arg("regrets").noconvert(),
+        py::arg("avg").noconvert(), py::arg("active"), py::arg("root_range"),
+        py::arg("width"), py::arg("opp_r_parent_seq"), py::arg("opp_policy"),
+        py::arg("opp_root_range"), py::arg("opp_width"),
+        py::arg("own_entries"), py::arg("opp_seqs"), py::arg("weights"),
+        py::arg("sign"), py::arg("e_seq"), py::arg("propagate"),
+        py::arg("entry_row"), py::arg("e_prow"), py::arg("e_pslot"),
+        py::arg("e_parent"), py::arg("avg_weight"),
+        "One player's CFR+ update from fixed history values, in place in "
+        "policy, regrets and avg; returns (own reach, opponent reach, "
+        "sequence values, row values, entry values).");
   m.def("cfr_regret_matching", &RegretMatching, py::arg("regrets"),
         py::arg("active"), py::arg("policy").noconvert(), py::arg("begin"),
         py::arg("end"),

@@ -1005,10 +1005,11 @@ class GTCFR:
     self._folded = (added, expanded)
     return True
 
-  def _fixed_entry_values(self, compiled, reaches, p: int) -> np.ndarray:
-    """p's value [E_p] at each entry from its own terminal histories and
-    folded leaves (before the pass up the tree), given the opponent's
-    reaches: one weighted sum over both kinds of histories."""
+  def _fixed_histories(self, compiled):
+    """The terminal histories and those of folded leaves, together: each
+    one's entry of player 0 and of player 1, chance reach times player 0's
+    value, and the flat sequence of each entry (cached until the tree or
+    the folded leaves change)."""
     key = (self.tree.compilations, self._fold_version)
     if self._combined_key != key:
       terminals = self.tree.terminal_arrays()
@@ -1018,7 +1019,13 @@ class GTCFR:
       self._combined = (e0, e1, w, compiled[0].e_seq[e0],
                         compiled[1].e_seq[e1])
       self._combined_key = key
-    e0, e1, w, s0, s1 = self._combined
+    return self._combined
+
+  def _fixed_entry_values(self, compiled, reaches, p: int) -> np.ndarray:
+    """p's value [E_p] at each entry from its own terminal histories and
+    folded leaves (before the pass up the tree), given the opponent's
+    reaches: one weighted sum over both kinds of histories."""
+    e0, e1, w, s0, s1 = self._fixed_histories(compiled)
     if p == 0:
       return np.bincount(e0, weights=w * reaches[1][s1],
                          minlength=compiled[0].num_entries)
@@ -1110,6 +1117,11 @@ class GTCFR:
     compiled = tree.compiled()
     weight = float(self.updates) if self.config.linear_averaging else 1.0
     sides = tree.sides
+    kernels = _kernels()
+    if (kernels is not None and len(players) == 1 and self._fixed and
+        self._fold_fixed_leaves()):
+      self._fused_update(kernels, compiled, players[0], weight)
+      return
     reaches = self._current_reaches(compiled)
     self._reaches = reaches
     fixed = self._fixed and self._fold_fixed_leaves()
@@ -1132,13 +1144,7 @@ class GTCFR:
           entry_values = self._entry_values(p, compiled, reaches, side.policy,
                                             leaf_entries[p])
       if p in self.value_players:
-        total, count = self._entry_value_sum[p], self._entry_value_weight[p]
-        if len(total) < c.num_entries:
-          total = np.concatenate([total, np.zeros(c.num_entries - len(total))])
-          count = np.concatenate([count, np.zeros(c.num_entries - len(count))])
-        total += weight * entry_values
-        count += weight
-        self._entry_value_sum[p], self._entry_value_weight[p] = total, count
+        self._track_entry_values(p, c, entry_values, weight)
       seq_values, row_values = _values(c, side.policy, direct)
       self._last_seq_values[p] = seq_values
       self._last_row_values[p] = row_values
@@ -1150,6 +1156,44 @@ class GTCFR:
         _regret_update(side, c, seq_values, row_values, own, weight)
       if self.gadget is not None and self.gadget.player == p:
         self._update_gadget(seq_values[:c.num_root], weight)
+
+  def _fused_update(self, kernels, compiled, p: int, weight: float) -> None:
+    """`_update` of one player where every leaf value is a fixed sum over
+    histories, as one C++ call (`cfr_fixed_update`: the same passes, the
+    same numbers)."""
+    o = 1 - p
+    side, opp, c, co = (self.tree.sides[p], self.tree.sides[o], compiled[p],
+                        compiled[o])
+    e0, e1, w, s0, s1 = self._fixed_histories(compiled)
+    track = p in self.value_players
+    own_reach, opp_reach, seq_values, row_values, entry_values = (
+        kernels.cfr_fixed_update(
+            c.r_parent_seq, side.policy, side.regrets, side.avg, side.active,
+            self.root_ranges[p], c.width, co.r_parent_seq, opp.policy,
+            self.root_ranges[o], co.width, e0 if p == 0 else e1,
+            s1 if p == 0 else s0, w, 1.0 if p == 0 else -1.0, c.e_seq, track,
+            c.entry_row, c.e_prow, c.e_pslot, c.e_parent, weight))
+    self._reaches = ([own_reach, opp_reach] if p == 0 else
+                     [opp_reach, own_reach])
+    if track:
+      self._track_entry_values(p, c, entry_values, weight)
+    self._last_seq_values[p] = seq_values
+    self._last_row_values[p] = row_values
+    self._last_layout[p] = (c.num_root, c.width)
+    if self.gadget is not None and self.gadget.player == p:
+      self._update_gadget(seq_values[:c.num_root], weight)
+
+  def _track_entry_values(self, p: int, c: _Compiled,
+                          entry_values: np.ndarray, weight: float) -> None:
+    """Adds p's entry values of this update to their weighted average
+    over the iterates (what re-solving's gadget reads)."""
+    total, count = self._entry_value_sum[p], self._entry_value_weight[p]
+    if len(total) < c.num_entries:
+      total = np.concatenate([total, np.zeros(c.num_entries - len(total))])
+      count = np.concatenate([count, np.zeros(c.num_entries - len(count))])
+    total += weight * entry_values
+    count += weight
+    self._entry_value_sum[p], self._entry_value_weight[p] = total, count
 
   def run_updates(self, count: int) -> None:
     for _ in range(count):

@@ -565,31 +565,35 @@ class SearchTree:
     q = node.player
     side = self.sides[q]
     rows = node.rows.tolist()
-    infostates = (range(len(rows)) if only is None else
-                  sorted({j for j, _ in only}))
-    for j in infostates:
-      row = rows[j]
-      acts = side.r_actions[row]
-      if full:
-        side.active[row, :len(acts)] = True
-        continue
-      hist = node.infostate_histories()[j]
-      for k, a in enumerate(acts):
-        if only is not None and (j, a) not in only:
-          continue
-        # An action is active once its children are all in the tree (in a
-        # sampled public state: those of its children the sample kept, and
-        # at least one).
-        kept = [t for t in (node.transition(h, a) for h in hist)
-                if t is not None]
-        side.active[row, k] = bool(kept) and all(
-            t[0] in node.children for t in kept)
-    # Regret matching over the (possibly new) active set (a node's rows are
-    # consecutive).
-    if only is None:
+    if full:
+      for row in rows:
+        side.active[row, :len(side.r_actions[row])] = True
       spans = [(rows[0], rows[-1] + 1)]
+    elif isinstance(node.ps.child_sequence(), LazyChildren):
+      # Perfect information: one history and one row, whose k-th action
+      # leads to child k; an action is active once its child is in.
+      side.active[rows[0], list(node.children)] = True
+      spans = [(rows[0], rows[0] + 1)]
     else:
-      spans = [(rows[j], rows[j] + 1) for j in infostates]
+      infostates = (range(len(rows)) if only is None else
+                    sorted({j for j, _ in only}))
+      for j in infostates:
+        row = rows[j]
+        hist = node.infostate_histories()[j]
+        for k, a in enumerate(side.r_actions[row]):
+          if only is not None and (j, a) not in only:
+            continue
+          # An action is active once its children are all in the tree (in
+          # a sampled public state: those of its children the sample kept,
+          # and at least one).
+          kept = [t for t in (node.transition(h, a) for h in hist)
+                  if t is not None]
+          side.active[row, k] = bool(kept) and all(
+              t[0] in node.children for t in kept)
+      # (A node's rows are consecutive.)
+      spans = ([(rows[0], rows[-1] + 1)] if only is None else
+               [(rows[j], rows[j] + 1) for j in infostates])
+    # Regret matching over the (possibly new) active set.
     kernels = _kernels()
     for begin, end in spans:
       if kernels is not None:

@@ -18,6 +18,7 @@ root with the prior ranges (all ones) and no gadget.
 from __future__ import annotations
 
 import dataclasses
+from typing import Mapping
 
 import numpy as np
 
@@ -57,14 +58,15 @@ class Resolver:
     if not 0.0 <= self.config.alpha <= 1.0:
       raise ValueError(f"alpha must be in [0, 1], got {self.config.alpha}")
     self.rng = rng or np.random.default_rng()
-    self.summaries: dict[int, gt_cfr.Summary] | None = None
+    self.summaries: Mapping[int, gt_cfr.Summary] | None = None
     self.last_result: gt_cfr.SearchResult | None = None
 
   def reset(self) -> None:
     self.summaries = None
     self.last_result = None
 
-  def set_summaries(self, summaries: dict[int, gt_cfr.Summary] | None) -> None:
+  def set_summaries(self, summaries: Mapping[int, gt_cfr.Summary] | None
+                    ) -> None:
     """Conditions the next search on another search's summaries."""
     self.summaries = summaries
 

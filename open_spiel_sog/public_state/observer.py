@@ -494,6 +494,17 @@ class PublicState:
                if parent.current_player() == p else "")
         return f"{s} <- {parent_infostates[p][parent_index[p][k]]}{own}"
 
+    if len(self.histories) == 1 and terminal_recall is None:
+      # (One history, one infostate each: the common perfect-information
+      # case, without the general bookkeeping.)
+      self._infostates = [
+          [observer.infostate_string(first, p) if infostate_keys is None
+           else infostate_keys[p][0]] for p in range(2)]
+      self.history_infostate = np.zeros((2, 1), dtype=np.int64)
+      self._legal_actions = ([first.legal_actions()]
+                             if self._current_player >= 0 else None)
+      return
+
     infostates: list[list[str]] = [[], []]
     index = np.empty((2, len(self.histories)), dtype=np.int64)
     for p in range(2):

@@ -625,10 +625,12 @@ class SearchTree:
 
   def _compile(self, p: int) -> _Compiled:
     """p's arrays: extended from the previous compilation where the layout
-    (root sequences, row width) is unchanged, else built anew."""
+    (root sequences, row width) is unchanged, else built anew. (After one
+    growth a few entries are new: they are converted in Python, which is
+    faster than numpy for a handful.)"""
     side = self.sides[p]
     nr, width, rows = side.num_root, side.width, side.num_rows
-    entries = side.num_entries
+    entries = side.e_srow.n
     prev = self._last_compiled[p]
     if prev is None or prev.width != width or prev.num_root != nr:
       prev_entries = prev_rows = 0
@@ -638,20 +640,21 @@ class SearchTree:
     e_seq_grown, r_parent_seq_grown = self._sequences[p]
     srow = side.e_srow.buf[prev_entries:entries]
     sslot = side.e_sslot.buf[prev_entries:entries]
-    e_seq_grown.extend(np.where(srow < 0, sslot, nr + srow * width + sslot))
-    e_seq = e_seq_grown.view()
-    r_entry = side.r_entry.view()
-    new_rows = r_entry[prev_rows:]
-    r_parent_seq_grown.extend(e_seq[new_rows])
+    if entries - prev_entries <= 8:
+      e_seq_grown.extend([s if r < 0 else nr + r * width + s
+                          for r, s in zip(srow.tolist(), sslot.tolist())])
+    else:
+      e_seq_grown.extend(np.where(srow < 0, sslot, nr + srow * width + sslot))
+    e_seq = e_seq_grown.buf[:entries]
+    r_entry = side.r_entry.buf[:rows]
+    r_parent_seq_grown.extend(e_seq[r_entry[prev_rows:]])
     compiled = _Compiled(
-        num_root=nr, width=width, num_seq=nr + rows * width, e_seq=e_seq,
-        r_parent_seq=r_parent_seq_grown.view(),
-        r_level=side.r_level.view(), rh_row=side.rh_row.view(),
-        rh_opp=side.rh_opp.view(), rh_chance=side.rh_chance.view(),
-        num_entries=entries, r_entry=r_entry,
-        e_parent=side.e_parent.view(), e_prow=side.e_prow.view(),
-        e_pslot=side.e_pslot.view(), entry_row=side.e_row.view(),
-        e_depth=side.e_depth.view())
+        nr, width, nr + rows * width, e_seq, r_parent_seq_grown.buf[:rows],
+        side.r_level.buf[:rows], side.rh_row.view(), side.rh_opp.view(),
+        side.rh_chance.view(), entries, r_entry,
+        side.e_parent.buf[:entries], side.e_prow.buf[:entries],
+        side.e_pslot.buf[:entries], side.e_row.buf[:entries],
+        side.e_depth.buf[:entries])
     self._last_compiled[p] = compiled
     return compiled
 
@@ -982,6 +985,7 @@ class GTCFR:
     self._last_layout: list[tuple[int, int]] = [(0, 1), (0, 1)]
     self._reaches: list[np.ndarray | None] = [None, None]
     self._deadline: float | None = None  # see run()
+    self._zeros = [np.zeros((0, 1)), np.zeros((0, 1))]  # see _no_visits
 
   # --- Gadget ----------------------------------------------------------------
 
@@ -1320,9 +1324,20 @@ class GTCFR:
       chosen.append([legal[i] for i in order])
     return chosen
 
+  def _no_visits(self, p: int) -> np.ndarray:
+    """Zeros in the shape of p's CFR arrays (no pending visits; shared,
+    never written)."""
+    side = self.tree.sides[p]
+    zeros = self._zeros[p]
+    if zeros.shape != (side.capacity, side.width):
+      zeros = self._zeros[p] = np.zeros((side.capacity, side.width))
+    return zeros
+
   def _simulate(self, beliefs: np.ndarray, normalisers, virtual) -> None:
     """One expansion simulation from the growth root, whose histories are
-    sampled with probabilities `beliefs`."""
+    sampled with probabilities `beliefs`; `virtual`: the phase's pending
+    visits per player ([capacity, width], added to here), or None (a
+    phase of one simulation: none)."""
     tree = self.tree
     node = self.grow_node
     h = 0 if len(beliefs) == 1 else int(self.rng.choice(len(beliefs),
@@ -1351,9 +1366,12 @@ class GTCFR:
         row = int(node.rows[j])
         side = tree.sides[q]
         norm = normalisers[q][row] if row < len(normalisers[q]) else 0.0
-        slot = self._select(q, row, norm, virtual[q])
+        slot = self._select(q, row, norm,
+                            self._no_visits(q) if virtual is None
+                            else virtual[q])
         a = side.r_actions[row][slot]
-        virtual[q][row, slot] += 1
+        if virtual is not None:
+          virtual[q][row, slot] += 1
         path.append((q, row, slot))
       t = node.transition(h, a)
       if t is None:  # a sampled public state dropped this child
@@ -1418,6 +1436,10 @@ class GTCFR:
       if not beliefs.sum() > 0:
         beliefs = ps.chance_reach.copy()
       beliefs /= beliefs.sum()
+    if count == 1:
+      # (Virtual losses only steer the later simulations of a phase.)
+      self._simulate(beliefs, normalisers, None)
+      return
     virtual = [np.zeros((s.capacity, s.width)) for s in tree.sides]
     for _ in range(count):
       # Growth may add rows: keep the virtual-loss arrays in shape.

@@ -977,9 +977,14 @@ class GTCFR:
     self._fixed_arrays = (np.zeros(0, np.int64), np.zeros(0, np.int64),
                           np.zeros(0))
     self._fixed_size = 0
-    self._fold_version = 0  # changes whenever the folded arrays do
-    self._combined_key = None  # see _fixed_entry_values
-    self._combined = None
+    # Terminal histories and those of folded leaves together, in the order
+    # they came (see _fixed_histories): entries of player 0 and 1, weights,
+    # and the flat sequences of those entries under `_together_layout`.
+    self._together = (_Grow(), _Grow(), _Grow(np.float64))
+    self._together_seqs = (_Grow(), _Grow())
+    self._together_layout = None
+    self._together_terminals = 0  # terminal nodes taken in
+    self._together_slices: dict[int, tuple[int, int]] = {}  # node -> span
     self._last_seq_values: list[np.ndarray | None] = [None, None]
     self._last_row_values: list[np.ndarray | None] = [None, None]
     self._last_layout: list[tuple[int, int]] = [(0, 1), (0, 1)]
@@ -1017,12 +1022,14 @@ class GTCFR:
     added, expanded = len(tree.leaves_added), len(tree.leaves_expanded)
     if self._folded == (added, expanded):
       return True
-    self._fold_version += 1
     e0, e1, w = self._fixed_arrays
+    together = self._together
     for i in tree.leaves_expanded[self._folded[1]:]:
       span = self._fixed_slices.pop(i, None)
       if span is not None:
         w[span[0]:span[1]] = 0.0
+        lo, hi = self._together_slices.pop(i)
+        together[2].buf[lo:hi] = 0.0
     new = [i for i in tree.leaves_added[self._folded[0]:]
            if not tree.nodes[i].expanded]
     start = time.perf_counter()
@@ -1044,6 +1051,11 @@ class GTCFR:
       w[lo:hi] = weight
       self._fixed_size = hi
       self._fixed_slices[i] = (lo, hi)
+      start_together = together[2].n
+      together[0].extend(e0[lo:hi])
+      together[1].extend(e1[lo:hi])
+      together[2].extend(weight)
+      self._together_slices[i] = (start_together, together[2].n)
       if prior is not None:
         node.prior = prior
     self._leaf_timing[0] += time.perf_counter() - start
@@ -1051,20 +1063,30 @@ class GTCFR:
     return True
 
   def _fixed_histories(self, compiled):
-    """The terminal histories and those of folded leaves, together: each
+    """The terminal histories and those of folded leaves, together, in the
+    order they came into the tree (a leaf later expanded weighs 0): each
     one's entry of player 0 and of player 1, chance reach times player 0's
-    value, and the flat sequence of each entry (cached until the tree or
-    the folded leaves change)."""
-    key = (self.tree.compilations, self._fold_version)
-    if self._combined_key != key:
-      terminals = self.tree.terminal_arrays()
-      n = self._fixed_size
-      e0, e1, w = (np.concatenate([t, f[:n]])
-                   for t, f in zip(terminals, self._fixed_arrays))
-      self._combined = (e0, e1, w, compiled[0].e_seq[e0],
-                        compiled[1].e_seq[e1])
-      self._combined_key = key
-    return self._combined
+    value, and the flat sequence of each entry. Kept up to date by
+    appending what is new (the sequences are recomputed when a player's
+    layout changes)."""
+    tree = self.tree
+    e0, e1, w = self._together
+    for k in range(self._together_terminals, len(tree.t_w)):
+      e0.extend(tree.t_e0[k])
+      e1.extend(tree.t_e1[k])
+      w.extend(tree.t_w[k])
+    self._together_terminals = len(tree.t_w)
+    n = w.n
+    s0, s1 = self._together_seqs
+    layout = (compiled[0].width, compiled[0].num_root, compiled[1].width,
+              compiled[1].num_root)
+    if layout != self._together_layout:
+      s0.n = s1.n = 0
+      self._together_layout = layout
+    if s0.n < n:
+      s0.extend(compiled[0].e_seq[e0.buf[s0.n:n]])
+      s1.extend(compiled[1].e_seq[e1.buf[s1.n:n]])
+    return e0.buf[:n], e1.buf[:n], w.buf[:n], s0.buf[:n], s1.buf[:n]
 
   def _fixed_entry_values(self, compiled, reaches, p: int) -> np.ndarray:
     """p's value [E_p] at each entry from its own terminal histories and

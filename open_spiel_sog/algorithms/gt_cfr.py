@@ -56,8 +56,10 @@ from open_spiel_sog import _native
 from open_spiel_sog.algorithms.value_functions import PackedQueries
 from open_spiel_sog.algorithms.value_functions import Query
 from open_spiel_sog.algorithms.value_functions import ValueFunction
+from open_spiel_sog.public_state.observer import CHANCE
 from open_spiel_sog.public_state.observer import LazyChildren
 from open_spiel_sog.public_state.observer import PublicState
+from open_spiel_sog.public_state.observer import TERMINAL
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1359,55 +1361,70 @@ class GTCFR:
     """One expansion simulation from the growth root, whose histories are
     sampled with probabilities `beliefs`; `virtual`: the phase's pending
     visits per player ([capacity, width], added to here), or None (a
-    phase of one simulation: none)."""
+    phase of one simulation: none). (Selection calls the C++ kernel
+    directly where `_select` would: the same arguments, the same draw.)"""
     tree = self.tree
+    nodes, sides, ends = tree.nodes, tree.sides, self.simulation_ends
+    kernels = _kernels()
     node = self.grow_node
     h = 0 if len(beliefs) == 1 else int(self.rng.choice(len(beliefs),
                                                          p=beliefs))
     path: list[tuple[int, int, int]] = []  # (player, row, slot)
     while True:
-      ps = node.ps
-      if ps.is_terminal():
-        self.simulation_ends["terminal"] += 1
+      q = node.player
+      if q == TERMINAL:
+        ends["terminal"] += 1
         break
       if not node.expanded:
         actions = self._top_k(node)
         if self._expansion_fits(node, actions):
           self._timed_growth(tree.expand, node, actions)
-          self.simulation_ends["expanded"] += 1
+          ends["expanded"] += 1
         else:
-          self.simulation_ends["too slow to expand"] += 1
+          ends["too slow to expand"] += 1
         break
-      history = ps.histories[h]
-      if ps.is_chance_node():
-        actions, probs = zip(*history.chance_outcomes())
+      ps = node.ps
+      if q == CHANCE:
+        actions, probs = zip(*ps.histories[h].chance_outcomes())
         a = int(actions[self.rng.choice(len(actions), p=probs)])
       else:
-        q = node.player
-        j = int(ps.history_infostate[q][h])
-        row = int(node.rows[j])
-        side = tree.sides[q]
-        norm = normalisers[q][row] if row < len(normalisers[q]) else 0.0
-        slot = self._select(q, row, norm,
-                            self._no_visits(q) if virtual is None
-                            else virtual[q])
+        rows = node.rows
+        row = int(rows[0] if len(rows) == 1 else
+                  rows[ps.history_infostate[q][h]])
+        side = sides[q]
+        norm = normalisers[q]
+        norm = norm[row] if row < len(norm) else 0.0
+        pending = self._no_visits(q) if virtual is None else virtual[q]
+        seq_values = self._last_seq_values[q]
+        if kernels is not None:
+          num_root, width = self._last_layout[q]
+          slot = kernels.cfr_select(
+              _EMPTY if seq_values is None else seq_values,
+              _EMPTY if seq_values is None else self._last_row_values[q],
+              num_root, width, side.active, side.visits, pending,
+              side.prior, side.avg, side.policy, row,
+              len(side.r_actions[row]), norm, self.utility_range,
+              self.config.c_puct, self.config.virtual_loss, self.rng.random())
+        else:
+          slot = self._select(q, row, norm, pending)
         a = side.r_actions[row][slot]
         if virtual is not None:
-          virtual[q][row, slot] += 1
+          pending[row, slot] += 1
         path.append((q, row, slot))
       t = node.transition(h, a)
       if t is None:  # a sampled public state dropped this child
-        self.simulation_ends["dropped"] += 1
+        ends["dropped"] += 1
         break
       c, h_child = t
-      if c not in node.children:
+      child = node.children.get(c)
+      if child is None:
         self._timed_growth(tree.add_child, node, h, a)
-        self.simulation_ends["added"] += 1
+        ends["added"] += 1
         break
-      node = tree.nodes[node.children[c]]
+      node = nodes[child]
       h = h_child
     for q, row, slot in path:
-      tree.sides[q].visits[row, slot] += 1
+      sides[q].visits[row, slot] += 1
 
   def _timed_growth(self, grow, *args) -> None:
     """Calls `grow(*args)` (SearchTree.expand or add_child: the public

@@ -975,10 +975,6 @@ class GTCFR:
     # How far the folded arrays follow the tree's leaf logs (added,
     # expanded).
     self._folded = (0, 0)
-    self._fixed_slices: dict[int, tuple[int, int]] = {}  # node -> histories
-    self._fixed_arrays = (np.zeros(0, np.int64), np.zeros(0, np.int64),
-                          np.zeros(0))
-    self._fixed_size = 0
     # Terminal histories and those of folded leaves together, in the order
     # they came (see _fixed_histories): entries of player 0 and 1, weights,
     # and the flat sequences of those entries under `_together_layout`.
@@ -1024,14 +1020,11 @@ class GTCFR:
     added, expanded = len(tree.leaves_added), len(tree.leaves_expanded)
     if self._folded == (added, expanded):
       return True
-    e0, e1, w = self._fixed_arrays
-    together = self._together
+    e0, e1, w = self._together
     for i in tree.leaves_expanded[self._folded[1]:]:
-      span = self._fixed_slices.pop(i, None)
+      span = self._together_slices.pop(i, None)
       if span is not None:
-        w[span[0]:span[1]] = 0.0
-        lo, hi = self._together_slices.pop(i)
-        together[2].buf[lo:hi] = 0.0
+        w.buf[span[0]:span[1]] = 0.0
     new = [i for i in tree.leaves_added[self._folded[0]:]
            if not tree.nodes[i].expanded]
     start = time.perf_counter()
@@ -1042,22 +1035,11 @@ class GTCFR:
         self._fixed = False
         return False
       inf0, inf1, weight, prior = fixed
-      lo, hi = self._fixed_size, self._fixed_size + len(weight)
-      if hi > len(w):
-        cap = max(hi, 2 * len(w), 256)
-        e0, e1, w = (np.concatenate([a, np.zeros(cap - len(a), a.dtype)])
-                     for a in (e0, e1, w))
-        self._fixed_arrays = (e0, e1, w)
-      e0[lo:hi] = node.entry_start[0] + inf0
-      e1[lo:hi] = node.entry_start[1] + inf1
-      w[lo:hi] = weight
-      self._fixed_size = hi
-      self._fixed_slices[i] = (lo, hi)
-      start_together = together[2].n
-      together[0].extend(e0[lo:hi])
-      together[1].extend(e1[lo:hi])
-      together[2].extend(weight)
-      self._together_slices[i] = (start_together, together[2].n)
+      lo = w.n
+      e0.extend(node.entry_start[0] + inf0)
+      e1.extend(node.entry_start[1] + inf1)
+      w.extend(weight)
+      self._together_slices[i] = (lo, w.n)
       if prior is not None:
         node.prior = prior
     self._leaf_timing[0] += time.perf_counter() - start
@@ -1102,10 +1084,12 @@ class GTCFR:
                        minlength=compiled[1].num_entries)
 
   def _fixed_leaf_values(self, compiled, reaches):
-    """`_leaf_values` from the folded arrays (the same sums, in the same
-    order: per entry, then per sequence)."""
-    n = self._fixed_size
-    e0, e1, w = (a[:n] for a in self._fixed_arrays)
+    """`_leaf_values` from the folded leaves' histories (the same sums, in
+    the same order: per entry, then per sequence)."""
+    spans = list(self._together_slices.values())
+    index = (np.concatenate([np.arange(lo, hi) for lo, hi in spans]) if spans
+             else np.zeros(0, np.int64))
+    e0, e1, w = (a.buf[index] for a in self._together)
     r0 = reaches[0][compiled[0].e_seq[e0]]
     r1 = reaches[1][compiled[1].e_seq[e1]]
     per_entry = [

@@ -439,8 +439,12 @@ class SearchTree:
           side.e_pslot.append(-1)
           side.e_depth.append(0)
         continue
-      first = _first_histories(ps.history_infostate[p], n)
-      parent_inf = parent_node.ps.history_infostate[p][ps.parent_history]
+      if n == 1 and len(ps.histories) == 1:
+        first = (0,)  # (a perfect-information state, mostly)
+        parent_inf = parent_node.ps.history_infostate[p][ps.parent_history[:1]]
+      else:
+        first = _first_histories(ps.history_infostate[p], n)
+        parent_inf = parent_node.ps.history_infostate[p][ps.parent_history]
       acting = parent_node.player == p
       for j in range(n):
         i = first[j]
@@ -456,8 +460,8 @@ class SearchTree:
           side.e_prow.append(row)
           side.e_pslot.append(slot)
         else:
-          side.e_srow.append(side.e_srow[pe])
-          side.e_sslot.append(side.e_sslot[pe])
+          side.e_srow.append(side.e_srow.buf[pe])
+          side.e_sslot.append(side.e_sslot.buf[pe])
           side.e_prow.append(-1)
           side.e_pslot.append(-1)
     if ps.is_terminal():
@@ -486,8 +490,8 @@ class SearchTree:
     node.rows = np.arange(first_row, first_row + n)
     for j in range(n):
       entry = node.entry_start[q] + j
-      srow = side.e_srow[entry]
-      level = 0 if srow < 0 else side.r_level[srow] + 1
+      srow = side.e_srow.buf[entry]
+      level = 0 if srow < 0 else side.r_level.buf[srow] + 1
       row = first_row + j
       side.r_entry.append(entry)
       side.e_row.buf[entry] = row
@@ -521,6 +525,9 @@ class SearchTree:
     wanted: set[int]
     if actions is None or node.player < 0:
       wanted = set(range(len(children)))
+    elif isinstance(children, LazyChildren):  # one history
+      wanted = {children.position(0, int(a)) for a in actions[0]}
+      wanted.discard(None)
     else:
       wanted = set()
       for j, acts in enumerate(actions):

@@ -40,7 +40,7 @@ _SOG_PARAMS = flags.DEFINE_string(
 _POSITIONS = flags.DEFINE_integer(
     "positions", 3, "Positions per game: the initial state and states after "
     "10, 20, ... uniformly random moves.")
-_REPEATS = flags.DEFINE_integer("repeats", 3,
+_REPEATS = flags.DEFINE_integer("repeats", 5,
                                 "Decisions per bot and position.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the random moves.")
 _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary last.")

@@ -508,9 +508,14 @@ class SearchTree:
       else:
         side.prior[row, :k] = 1.0 / k
     o = 1 - q
-    side.rh_row.extend(first_row + ps.history_infostate[q])
-    side.rh_opp.extend(node.entry_start[o] + ps.history_infostate[o])
-    side.rh_chance.extend(ps.chance_reach)
+    if len(ps.histories) == 1:
+      side.rh_row.append(first_row)
+      side.rh_opp.append(node.entry_start[o])
+      side.rh_chance.append(ps.chance_reach[0])
+    else:
+      side.rh_row.extend(first_row + ps.history_infostate[q])
+      side.rh_opp.extend(node.entry_start[o] + ps.history_infostate[o])
+      side.rh_chance.extend(ps.chance_reach)
     self._compiled = None
 
   def expand(self, node: _Node, actions: Sequence[Sequence[int]] | None = None

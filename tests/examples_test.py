@@ -88,6 +88,24 @@ def test_simulation_cost_times_both_searches_side_by_side():
   assert "Traceback" not in refused.stderr
 
 
+def test_search_speed_times_a_network_search_against_cfr_plus():
+  result = _run("benchmarks/search_speed.py", "--simulations=5", "--deals=1",
+                "--repeats=1", "--cfr_iterations=3", "--cfr_repeats=2",
+                "--json")
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  assert summary["decisions"] == 2  # player 0's first, player 1's after
+  assert len(summary["cfr_runs"]) == 2
+  assert summary["ratio"] == pytest.approx(summary["sog_seconds"] /
+                                           summary["cfr_seconds"])
+  for decision in summary["policies"]:
+    assert sum(p for _, p in decision["policy"]) == pytest.approx(1.0)
+  refused = _run("benchmarks/search_speed.py", "--game=tic_tac_toe")
+  assert refused.returncode == 2
+  assert "no network ships for tic_tac_toe()" in refused.stderr
+  assert "Traceback" not in refused.stderr
+
+
 def test_sog_demo_scores_agents_and_plays_duplicate_head_to_head():
   # Imported here: the other tests of this file only run subprocesses.
   # pylint: disable-next=g-import-not-at-top

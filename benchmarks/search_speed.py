@@ -1,0 +1,117 @@
+r"""Speed of a SoG decision with a network, against a fixed C++ workload.
+
+  python benchmarks/search_speed.py --json
+
+Times the median SoG(--simulations, 1) decision with the network shipped for
+--game (`value_function=auto`, Leduc's by default) and, in the same process,
+the median time of --cfr_iterations iterations of OpenSpiel's C++
+`CFRPlusSolver` on the same game, and prints their ratio (issue 16: 0.22
+when the issue was written, goal 0.07). The decisions are the first
+decision of player 0 and, after player 0 calls, player 1's, for --deals
+deals (drawn from --seed), each by a fresh bot with seeds 0 .. --repeats - 1
+(one warm-up decision first: the network's first call compiles it). The
+workload is timed --cfr_repeats times, once before the decisions and the
+rest after, so a machine that slows down mid-run shows in both. --json
+adds, on the last line, the summary and every decision's policy (so a
+change to the search can be checked for the same results on the same
+seeds). Progress goes to stderr.
+"""
+
+import json
+import statistics
+import sys
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+import pyspiel
+
+import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
+from open_spiel_sog.algorithms import cvpn
+
+_GAME = flags.DEFINE_string("game", "leduc_poker",
+                            "A game with a shipped network.")
+_SIMULATIONS = flags.DEFINE_integer("simulations", 100,
+                                    "sog's simulations (SoG(s, 1)).")
+_DEALS = flags.DEFINE_integer("deals", 3, "Deals to decide at.")
+_REPEATS = flags.DEFINE_integer("repeats", 3,
+                                "Bots (seeds 0, 1, ...) per decision.")
+_CFR_ITERATIONS = flags.DEFINE_integer(
+    "cfr_iterations", 100, "CFRPlusSolver iterations in the C++ workload.")
+_CFR_REPEATS = flags.DEFINE_integer("cfr_repeats", 3,
+                                    "Times the workload is timed.")
+_SEED = flags.DEFINE_integer("seed", 0, "Seed of the deals.")
+_JSON = flags.DEFINE_bool("json", False, "Print a JSON summary last.")
+
+
+def decision_states(game: pyspiel.Game, deals: int, seed: int) -> list:
+  """Per deal: player 0's first decision and player 1's after a call."""
+  rng = np.random.default_rng(seed)
+  out = []
+  for _ in range(deals):
+    state = game.new_initial_state()
+    while state.is_chance_node():
+      actions, probs = zip(*state.chance_outcomes())
+      state.apply_action(int(rng.choice(actions, p=probs)))
+    out.append(state.clone())
+    state.apply_action(state.legal_actions()[0])  # (Leduc: call)
+    if not state.is_terminal() and not state.is_chance_node():
+      out.append(state.clone())
+  return out
+
+
+def cfr_seconds(game: pyspiel.Game, iterations: int) -> float:
+  solver = pyspiel.CFRPlusSolver(game)
+  start = time.perf_counter()
+  for _ in range(iterations):
+    solver.evaluate_and_update_policy()
+  return time.perf_counter() - start
+
+
+def main(argv):
+  del argv
+  game = pyspiel.load_game(_GAME.value)
+  if cvpn.shipped_checkpoint(game) is None:
+    print(f"search_speed: no network ships for {game}; shipped: "
+          f"{', '.join(cvpn.shipped_games())}", file=sys.stderr)
+    sys.exit(2)
+  params = {"simulations": _SIMULATIONS.value, "expansions_per_update": 1.0}
+  states = decision_states(game, _DEALS.value, _SEED.value)
+  warm = pyspiel.load_bot("sog", game, states[0].current_player(),
+                          dict(params, seed=0))
+  warm.step(states[0])
+  cfr = [cfr_seconds(game, _CFR_ITERATIONS.value)]
+  times, decisions = [], []
+  for k, state in enumerate(states):
+    player = state.current_player()
+    for seed in range(_REPEATS.value):
+      bot = pyspiel.load_bot("sog", game, player, dict(params, seed=seed))
+      start = time.perf_counter()
+      policy = bot.get_policy(state)
+      times.append(time.perf_counter() - start)
+      decisions.append({"history": state.history(), "seed": seed,
+                        "policy": [[int(a), float(p)] for a, p in policy]})
+    print(f"search_speed: state {k + 1}/{len(states)}", file=sys.stderr,
+          flush=True)
+  cfr += [cfr_seconds(game, _CFR_ITERATIONS.value)
+          for _ in range(_CFR_REPEATS.value - 1)]
+  sog_median = statistics.median(times)
+  cfr_median = statistics.median(cfr)
+  summary = {
+      "game": str(game), "simulations": _SIMULATIONS.value,
+      "decisions": len(times), "sog_seconds": sog_median,
+      "cfr_iterations": _CFR_ITERATIONS.value, "cfr_seconds": cfr_median,
+      "cfr_runs": cfr, "ratio": sog_median / cfr_median,
+  }
+  print(f"{game}: SoG({_SIMULATIONS.value}, 1) with the shipped network "
+        f"{sog_median:.3f} s per decision (median of {len(times)}); "
+        f"{_CFR_ITERATIONS.value} iterations of C++ CFRPlusSolver "
+        f"{cfr_median:.3f} s (median of {len(cfr)}): ratio "
+        f"{summary['ratio']:.3f}")
+  if _JSON.value:
+    print(json.dumps(dict(summary, policies=decisions)))
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -220,11 +220,6 @@ class _Grow:
   def __len__(self) -> int:
     return self.n
 
-  def __getitem__(self, i: int):
-    if not 0 <= i < self.n:
-      raise IndexError(i)
-    return self.buf[i]
-
   def _reserve(self, size: int) -> None:
     if size > len(self.buf):
       grown = np.zeros(max(size, 2 * len(self.buf)), self.buf.dtype)
@@ -286,10 +281,6 @@ class _Side:
   @property
   def num_entries(self) -> int:
     return len(self.e_srow)
-
-  def array(self, name: str) -> np.ndarray:
-    """The grown attribute `name` as an array (a view: see _Grow)."""
-    return getattr(self, name).view()
 
   def ensure(self, rows: int, width: int) -> None:
     """Grows the CFR-state arrays to hold `rows` rows of `width` actions."""
@@ -370,6 +361,8 @@ class _Compiled:
 
 def _first_histories(history_infostate: np.ndarray, n: int) -> list[int]:
   """The first history of each of the n infostates."""
+  if len(history_infostate) == 1:
+    return [0]
   if len(history_infostate) > 64:
     return np.unique(history_infostate, return_index=True)[1].tolist()
   first = [-1] * n
@@ -439,12 +432,8 @@ class SearchTree:
           side.e_pslot.append(-1)
           side.e_depth.append(0)
         continue
-      if n == 1 and len(ps.histories) == 1:
-        first = (0,)  # (a perfect-information state, mostly)
-        parent_inf = parent_node.ps.history_infostate[p][ps.parent_history[:1]]
-      else:
-        first = _first_histories(ps.history_infostate[p], n)
-        parent_inf = parent_node.ps.history_infostate[p][ps.parent_history]
+      first = _first_histories(ps.history_infostate[p], n)
+      parent_inf = parent_node.ps.history_infostate[p][ps.parent_history]
       acting = parent_node.player == p
       for j in range(n):
         i = first[j]
@@ -791,7 +780,7 @@ class _Summaries(collections.abc.Mapping):
                reaches: Sequence[np.ndarray],
                entry_values: Sequence[np.ndarray]):
     self._nodes = tree.nodes[:]
-    self._node_of = {node.ps.id: node.index for node in self._nodes}
+    self._node_of = dict(tree.node_of)
     self._e_seq = e_seq
     self._reaches = reaches
     self._entry_values = entry_values
@@ -1182,14 +1171,13 @@ class GTCFR:
     compiled = tree.compiled()
     weight = float(self.updates) if self.config.linear_averaging else 1.0
     sides = tree.sides
+    fixed = self._fixed and self._fold_fixed_leaves()
     kernels = _kernels()
-    if (kernels is not None and len(players) == 1 and self._fixed and
-        self._fold_fixed_leaves()):
+    if fixed and kernels is not None and len(players) == 1:
       self._fused_update(kernels, compiled, players[0], weight)
       return
     reaches = self._current_reaches(compiled)
     self._reaches = reaches
-    fixed = self._fixed and self._fold_fixed_leaves()
     if not fixed:
       leaf, leaf_entries = self._leaf_values(compiled, reaches, record=True)
     for p in players:
@@ -1211,16 +1199,12 @@ class GTCFR:
       if p in self.value_players:
         self._track_entry_values(p, c, entry_values, weight)
       seq_values, row_values = _values(c, side.policy, direct)
-      self._last_seq_values[p] = seq_values
-      self._last_row_values[p] = row_values
-      self._last_layout[p] = (c.num_root, c.width)
       if n:
         # Average with the policy that produced these values, then regret
         # matching (p's policy is not read again in this update).
         own = reaches[p][c.r_parent_seq]
         _regret_update(side, c, seq_values, row_values, own, weight)
-      if self.gadget is not None and self.gadget.player == p:
-        self._update_gadget(seq_values[:c.num_root], weight)
+      self._record_values(p, c, seq_values, row_values, weight)
 
   def _fused_update(self, kernels, compiled, p: int, weight: float) -> None:
     """`_update` of one player where every leaf value is a fixed sum over
@@ -1242,6 +1226,12 @@ class GTCFR:
                      [opp_reach, own_reach])
     if track:
       self._track_entry_values(p, c, entry_values, weight)
+    self._record_values(p, c, seq_values, row_values, weight)
+
+  def _record_values(self, p: int, c: _Compiled, seq_values: np.ndarray,
+                     row_values: np.ndarray, weight: float) -> None:
+    """After p's update: keeps its sequence and row values (what the
+    expansion phase's PUCT reads) and updates the gadget where p has it."""
     self._last_seq_values[p] = seq_values
     self._last_row_values[p] = row_values
     self._last_layout[p] = (c.num_root, c.width)
@@ -1357,11 +1347,9 @@ class GTCFR:
     """One expansion simulation from the growth root, whose histories are
     sampled with probabilities `beliefs`; `virtual`: the phase's pending
     visits per player ([capacity, width], added to here), or None (a
-    phase of one simulation: none). (Selection calls the C++ kernel
-    directly where `_select` would: the same arguments, the same draw.)"""
+    phase of one simulation: none)."""
     tree = self.tree
     nodes, sides, ends = tree.nodes, tree.sides, self.simulation_ends
-    kernels = _kernels()
     node = self.grow_node
     h = 0 if len(beliefs) == 1 else int(self.rng.choice(len(beliefs),
                                                          p=beliefs))
@@ -1391,18 +1379,7 @@ class GTCFR:
         norm = normalisers[q]
         norm = norm[row] if row < len(norm) else 0.0
         pending = self._no_visits(q) if virtual is None else virtual[q]
-        seq_values = self._last_seq_values[q]
-        if kernels is not None:
-          num_root, width = self._last_layout[q]
-          slot = kernels.cfr_select(
-              _EMPTY if seq_values is None else seq_values,
-              _EMPTY if seq_values is None else self._last_row_values[q],
-              num_root, width, side.active, side.visits, pending,
-              side.prior, side.avg, side.policy, row,
-              len(side.r_actions[row]), norm, self.utility_range,
-              self.config.c_puct, self.config.virtual_loss, self.rng.random())
-        else:
-          slot = self._select(q, row, norm, pending)
+        slot = self._select(q, row, norm, pending)
         a = side.r_actions[row][slot]
         if virtual is not None:
           pending[row, slot] += 1

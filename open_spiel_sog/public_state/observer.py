@@ -1003,13 +1003,12 @@ class PublicStateObserver:
       if favour is not None and forced in members:
         mine = keys[favour]
         favoured = np.asarray([mine[k] == mine[forced] for k in members])
-      within = favoured
       if sampled:
         kept, weights = self._sample_favouring(
             idx, weights, self._strata(ps, ph[idx], pa[idx]), forced, bound,
             favoured)
-        if within is not None:
-          within = within[np.searchsorted(idx, kept)]
+        if favoured is not None:
+          favoured = favoured[np.searchsorted(idx, kept)]
         idx = kept
       if only_forced:
         # The sibling this group replaces: the one with its label, or (labels
@@ -1028,8 +1027,8 @@ class PublicStateObserver:
           pa[idx], [[player_keys[k] for k in idx.tolist()]
                     for player_keys in keys])
       child.sampled = child.sampled or sampled
-      if within is not None and within.any():
-        child.favoured_histories = within
+      if favoured is not None and favoured.any():
+        child.favoured_histories = favoured
       if favour is not None and forced in members:
         child.favoured = favour
       result.append(child)

@@ -219,7 +219,7 @@ def test_training_steps_lower_the_loss_on_selfplay_data(kuhn, selfplay_data):
 # --- 3. Bucketed inference ---------------------------------------------------
 
 
-def test_predict_compiles_once_per_bucket(kuhn):
+def test_jitted_predict_compiles_once_per_bucket(kuhn):
   _, _, encoder = kuhn
   net = cvpn.CVPN(encoder, cvpn.NetworkConfig(hidden=(8,)))
   net.init(0)
@@ -227,18 +227,50 @@ def test_predict_compiles_once_per_bucket(kuhn):
   inputs = rng.random((40, encoder.input_size)).astype(np.float32)
   legal = np.ones((40, encoder.num_rows, encoder.num_actions), np.float32)
   assert net._predict._cache_size() == 0  # pylint: disable=protected-access
-  full_v, full_p = net.predict(inputs, legal)
+  full_v, full_p = net.predict_jitted(inputs, legal)
   assert full_v.shape == (40, encoder.num_rows)
   assert full_p.shape == (40, encoder.num_rows, encoder.num_actions)
   for _ in range(2):
     for n in range(1, 41):
-      v, p = net.predict(inputs[:n], legal[:n])
+      v, p = net.predict_jitted(inputs[:n], legal[:n])
       assert v.shape == (n, encoder.num_rows)
       # Padding never changes the rows that were asked for.
       np.testing.assert_allclose(v, full_v[:n], rtol=1e-5, atol=1e-6)
       np.testing.assert_allclose(p, full_p[:n], rtol=1e-5, atol=1e-6)
   # Buckets 8, 16, 32 and 64: one compiled function each, never one per call.
   assert net._predict._cache_size() == 4  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize("config", [
+    cvpn.NetworkConfig(hidden=(8,)),
+    cvpn.NetworkConfig(hidden=(32, 16), policy_hidden=(8, 8, 8),
+                       prior_temperature=0.5)])
+def test_host_inference_is_the_haiku_network(kuhn, config):
+  """`predict` (numpy on the host, what searches use) computes what the
+  jitted Haiku network computes, on random inputs and legal masks, one row
+  at a time or many, and follows new parameters."""
+  _, _, encoder = kuhn
+  net = cvpn.CVPN(encoder, config)
+  rng = np.random.default_rng(1)
+  inputs = rng.normal(size=(37, encoder.input_size)).astype(np.float32)
+  legal = (rng.random((37, encoder.num_rows, encoder.num_actions)) < 0.6
+           ).astype(np.float32)
+  legal[:, :, 0] = 1.0
+  values = []
+  for seed in (0, 1):
+    net.init(seed)
+    v, p = net.predict(inputs, legal)
+    values.append(v)
+    jv, jp = net.predict_jitted(inputs, legal)
+    np.testing.assert_allclose(v, jv, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(p, jp, rtol=1e-5, atol=1e-6)
+    assert np.all(p[legal == 0] == 0)
+    np.testing.assert_allclose(p.sum(axis=-1), 1.0, rtol=1e-6)
+    v1, p1 = net.predict(inputs[5:6], legal[5:6])
+    np.testing.assert_allclose(v1[0], jv[5], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(p1[0], jp[5], rtol=1e-5, atol=1e-6)
+  # New parameters are used (the host copy is not stale).
+  assert not np.allclose(values[0], values[1], atol=1e-3)
 
 
 # --- 4. Checkpoints ----------------------------------------------------------

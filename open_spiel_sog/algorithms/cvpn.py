@@ -10,9 +10,10 @@ softmax over legal actions at temperature `prior_temperature`.
 
 This is the only module that calls `hk.transform`. Everything network-shaped
 lives here: the encoding of queries and targets into fixed-width arrays
-(`Encoder`), the network and its losses (`CVPN`), jitted batched inference
-with padded bucket sizes (`CVPN.predict`: one compile per bucket, never per
-call), checkpoints (`save_checkpoint` / `load_checkpoint`) and the value
+(`Encoder`), the network and its losses (`CVPN`), inference (`CVPN.predict`:
+the same layers in numpy on the host, which is faster than a jitted call for
+the small batches a search asks for; `CVPN.predict_jitted` pads to
+power-of-two buckets, one compile per bucket), checkpoints (`save_checkpoint` / `load_checkpoint`) and the value
 function GT-CFR and the sog bot use (`CVPNValueFunction`).
 
 Losses: Huber on values (masked to the slots present in the public state),
@@ -367,6 +368,16 @@ def _cross_entropy(logits, legal, target):
   return -jnp.sum(target * jnp.where(legal > 0, logp, 0.0), axis=-1)
 
 
+def _masked_softmax(logits: np.ndarray, legal: np.ndarray,
+                    temperature: float) -> np.ndarray:
+  """The softmax over the last axis of `logits` / `temperature` where
+  `legal` > 0 (0 elsewhere), as the jitted `predict` computes it."""
+  logits = np.where(legal > 0, logits / np.float32(temperature),
+                    np.float32(-1e9))
+  e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+  return e / e.sum(axis=-1, keepdims=True)
+
+
 def _padded_predict(predict, params, inputs: np.ndarray, legal: np.ndarray,
                     max_bucket: int) -> tuple[np.ndarray, np.ndarray]:
   """`predict` over the rows of `inputs` in chunks of at most `max_bucket`,
@@ -433,6 +444,14 @@ class CVPN:
     self._jax = jax
     self._update, self._loss, self._predict = _jit_functions(
         self._net, self._optimizer, cfg, terms)
+    # `forward`'s layers by parameter name, for inference on the host
+    # (`predict_values`, `predict_prior`).
+    self._layers = {
+        "value": [f"torso/~/linear_{i}" for i in range(len(hidden))] +
+                 ["value"],
+        "policy": [f"policy_torso/~/linear_{i}"
+                   for i in range(len(policy_hidden))] + ["policy"]}
+    self._host: tuple[Any, dict[str, list]] | None = None
     self.params = None
     self.opt_state = None
     self.step = 0
@@ -490,10 +509,58 @@ class CVPN:
 
   def predict(self, inputs: np.ndarray, legal: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray]:
-    """(values [B, P] in utility-scale units, prior [B, P, A]); batches are
-    padded to power-of-two buckets so each bucket compiles once."""
+    """(values [B, P] in utility-scale units, prior [B, P, A]), computed on
+    the host (`predict_values`, `predict_prior`)."""
+    return self.predict_values(inputs), self.predict_prior(inputs, legal)
+
+  def predict_jitted(self, inputs: np.ndarray, legal: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """`predict` by the jitted Haiku network (batches padded to
+    power-of-two buckets, so each bucket compiles once): what the host
+    computation is checked against."""
     return _padded_predict(self._predict, self.params, inputs, legal,
                            self.MAX_BUCKET)
+
+  # GT-CFR asks for the values of a few dozen public states at a time, a
+  # few hundred times a search: a jitted call costs about 0.4 ms there
+  # (dispatch and transfers), the same layers in numpy on the host half
+  # of that (Leduc's network, 30-60 rows).
+
+  def _host_layers(self, head: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """`head`'s (w, b) per layer as host arrays, converted once per
+    parameter tree (trees are replaced, never changed in place)."""
+    if self.params is None:
+      raise ValueError("cvpn: parameters are not initialised (call init or "
+                       "load a checkpoint)")
+    if self._host is None or self._host[0] is not self.params:
+      self._host = (self.params, {
+          name: [(np.asarray(self.params[layer]["w"]),
+                  np.asarray(self.params[layer]["b"])) for layer in layers]
+          for name, layers in self._layers.items()})
+    return self._host[1][head]
+
+  @staticmethod
+  def _mlp(x: np.ndarray, layers) -> np.ndarray:
+    """hk.nets.MLP with activate_final=True (ReLU after every layer but
+    the output layer, which is the last of `layers`)."""
+    for w, b in layers[:-1]:
+      x = np.maximum(x @ w + b, 0.0)
+    w, b = layers[-1]
+    return x @ w + b
+
+  def predict_values(self, inputs: np.ndarray) -> np.ndarray:
+    """The value head [B, P] (utility-scale units) of `inputs` [B, I]."""
+    return self._mlp(np.asarray(inputs, dtype=np.float32),
+                     self._host_layers("value"))
+
+  def predict_prior(self, inputs: np.ndarray, legal: np.ndarray
+                    ) -> np.ndarray:
+    """The prior [B, P, A] of `inputs` [B, I]: the softmax of the policy
+    head at `prior_temperature` over the actions `legal` [B, P, A] marks."""
+    logits = self._mlp(np.asarray(inputs, dtype=np.float32),
+                       self._host_layers("policy"))
+    return _masked_softmax(logits.reshape(legal.shape), legal,
+                           self.config.prior_temperature)
 
   def evaluate_batch(self, queries: Sequence[value_functions.Query]
                      ) -> list[value_functions.Evaluation]:
@@ -794,12 +861,9 @@ class CVPNValueFunction(value_functions.ValueFunction):
     entry_query = tuple(np.repeat(np.arange(num), sizes[p]) for p in range(2))
     row_index = tuple(np.concatenate(rows[p]) if num else
                       np.zeros(0, np.int64) for p in range(2))
-    legal = np.zeros((num, enc.num_rows, enc.num_actions), dtype=np.float32)
-    for i, lr in enumerate(legal_rows):
-      if lr is not None:
-        legal[i, lr[0]] = lr[1]
+    defined = [i for i, lr in enumerate(legal_rows) if lr is not None]
     cached = (np.stack(heads) if num else None, entry_query, row_index,
-              np.asarray(chance), legal, legal_rows)
+              np.asarray(chance), defined, legal_rows)
     if key is not None:
       if len(self._packed_cache) >= self._MAX_PACKED_CACHE:
         self._packed_cache.clear()
@@ -810,7 +874,7 @@ class CVPNValueFunction(value_functions.ValueFunction):
     if not len(packed):
       return (np.zeros(0), np.zeros(0)), []
     enc = self.net.encoder
-    heads, entry_query, row_index, chance, legal, legal_rows = (
+    heads, entry_query, row_index, chance, defined, legal_rows = (
         self._packed_arrays(packed))
     ranges = tuple(np.asarray(r, dtype=np.float64) for r in packed.ranges)
     normalised, scales = value_functions.normalise_packed_beliefs(
@@ -820,18 +884,24 @@ class CVPNValueFunction(value_functions.ValueFunction):
     inputs[:, :width] = heads
     for p in range(2):
       inputs[entry_query[p], width + row_index[p]] = normalised[p]
-    values, prior = self.net.predict(inputs, legal)
+    values = self.net.predict_values(inputs)
     out = tuple(
         values[entry_query[p], row_index[p]].astype(np.float64) *
         enc.value_unit[p] * scales[p][entry_query[p]] for p in range(2))
-    policies = []
-    for i, lr in enumerate(legal_rows):
-      if lr is None:
-        policies.append(None)
-      else:
-        pi = prior[i, lr[0]].astype(np.float64)
-        policies.append(pi / pi.sum(axis=1, keepdims=True))
-    return out, policies
+    net = self.net
+    layers = net._host_layers("policy")  # pylint: disable=protected-access
+
+    def prior(k: int) -> np.ndarray:
+      # The policy head of query k alone, when GT-CFR reads it (with the
+      # parameters of this call).
+      rows, legal_k = legal_rows[k]
+      logits = net._mlp(inputs[k:k + 1], layers).reshape(  # pylint: disable=protected-access
+          enc.num_rows, enc.num_actions)[rows]
+      pi = _masked_softmax(logits, legal_k, net.config.prior_temperature)
+      pi = pi.astype(np.float64)
+      return pi / pi.sum(axis=1, keepdims=True)
+
+    return out, value_functions.LazyPriors(defined, prior, len(packed))
 
   @classmethod
   def from_checkpoint(cls, path: str, game: pyspiel.Game

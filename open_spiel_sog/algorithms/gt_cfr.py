@@ -53,6 +53,7 @@ from typing import Sequence
 import numpy as np
 
 from open_spiel_sog import _native
+from open_spiel_sog.algorithms.value_functions import LazyPriors
 from open_spiel_sog.algorithms.value_functions import PackedQueries
 from open_spiel_sog.algorithms.value_functions import Query
 from open_spiel_sog.algorithms.value_functions import ValueFunction
@@ -163,7 +164,7 @@ class _Node:
   """One public state of the search tree."""
 
   __slots__ = ("ps", "index", "parent", "depth", "player", "entry_start",
-               "rows", "expanded", "children", "prior", "transitions",
+               "rows", "expanded", "children", "_prior", "transitions",
                "_infostate_histories")
 
   def __init__(self, ps: PublicState, index: int, parent: int, depth: int):
@@ -176,9 +177,27 @@ class _Node:
     self.rows: np.ndarray | None = None  # acting player's rows (interior)
     self.expanded = False
     self.children: dict[int, int] = {}  # index in ps.child_sequence() -> node
-    self.prior: np.ndarray | None = None  # [n_q, num_actions] latest prior
+    # [n_q, num_actions], the latest prior; or (LazyPriors, k) until read.
+    self._prior: np.ndarray | tuple[LazyPriors, int] | None = None
     self.transitions: dict[tuple[int, int], tuple[int, int]] | None = None
     self._infostate_histories: list[list[int]] | None = None
+
+  @property
+  def prior(self) -> np.ndarray | None:
+    """The latest prior [n_q, num_actions] of the acting player (None:
+    none yet)."""
+    prior = self._prior
+    if type(prior) is tuple:  # pylint: disable=unidiomatic-typecheck
+      prior = self._prior = prior[0][prior[1]]
+    return prior
+
+  @prior.setter
+  def prior(self, value: np.ndarray | None) -> None:
+    self._prior = value
+
+  def set_lazy_prior(self, priors: LazyPriors, k: int) -> None:
+    """The prior becomes `priors[k]`, computed when first read."""
+    self._prior = (priors, k)
 
   def infostate_histories(self) -> list[list[int]]:
     """The acting player's histories per infostate (cached)."""
@@ -1127,9 +1146,15 @@ class GTCFR:
     values, policies = self.value_fn.evaluate_packed(packed)
     if record and self.config.record_queries:
       self.queries.append(packed)
-    for i, policy in zip(leaves, policies):
-      if policy is not None:
-        tree.nodes[i].prior = policy
+    if isinstance(policies, LazyPriors):
+      # Each leaf's prior is computed if the leaf is expanded before the
+      # next call replaces it.
+      for k in policies.defined:
+        tree.nodes[leaves[k]].set_lazy_prior(policies, k)
+    else:
+      for i, policy in zip(leaves, policies):
+        if policy is not None:
+          tree.nodes[i].prior = policy
     for p in range(2):
       out[p] = np.bincount(seqs[p], weights=values[p],
                            minlength=compiled[p].num_seq)

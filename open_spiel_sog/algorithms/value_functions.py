@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import abc
 import collections
+import collections.abc
 import dataclasses
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 import warnings
 
 import numpy as np
@@ -120,6 +121,44 @@ class PackedQueries:
     return out
 
 
+class LazyPriors(collections.abc.Sequence):
+  """The priors of packed queries (a policy [n_q, A] or None per query),
+  each computed when first read.
+
+  GT-CFR replaces a leaf's prior at every value call but reads it only when
+  the leaf is expanded; a network's policy head is then run for the few
+  leaves that are read (`CVPNValueFunction.evaluate_packed`).
+
+  Args:
+    defined: the queries that have a prior (the others give None).
+    compute: compute(k) gives query k's prior (k in `defined`).
+    size: the number of queries.
+  """
+
+  def __init__(self, defined: Sequence[int],
+               compute: Callable[[int], np.ndarray], size: int):
+    self.defined = defined
+    self._compute = compute
+    self._size = size
+    self._items: dict[int, np.ndarray] = {}
+    self._has = None
+
+  def __len__(self) -> int:
+    return self._size
+
+  def __getitem__(self, k: int) -> np.ndarray | None:
+    if not 0 <= k < self._size:
+      raise IndexError(k)
+    item = self._items.get(k)
+    if item is None:
+      if self._has is None:
+        self._has = set(self.defined)
+      if k not in self._has:
+        return None
+      item = self._items[k] = self._compute(k)
+    return item
+
+
 class ValueFunction(abc.ABC):
   """Evaluates batches of public belief states."""
 
@@ -130,7 +169,8 @@ class ValueFunction(abc.ABC):
     """One Evaluation per query, in order."""
 
   def evaluate_packed(self, packed: PackedQueries):
-    """((v0, v1) concatenated like the ranges, [policy or None per query]).
+    """((v0, v1) concatenated like the ranges, [policy or None per query]);
+    the policies may be a `LazyPriors`.
 
     Value functions with a vectorised path (the CVPN) override this."""
     evaluations = self.evaluate(packed.queries())

@@ -38,6 +38,7 @@ import pyspiel
 from open_spiel_sog.algorithms import value_functions
 from open_spiel_sog.public_state.features import PublicFeatures
 from open_spiel_sog.public_state.features import SlotTable
+from open_spiel_sog.public_state.features import public_action_mask
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
 
@@ -237,15 +238,19 @@ class Encoder:
       head[:self.features.size] = self.features(ps)
       who = ps.current_player()
       head[self.features.size + (who if who in (0, 1) else 2)] = 1.0
-      rows = (self.slots.slots(ps, 0),
-              self.num_slots[0] + self.slots.slots(ps, 1))
+      mask = (public_action_mask(ps) if len(ps.histories) > 1 and
+              not ps.sampled else None)
+      rows = (self.slots.slots(ps, 0, mask),
+              self.num_slots[0] + self.slots.slots(ps, 1, mask))
       legal = None
       if ps.is_player_node():
         q = ps.current_player()
         legal = np.zeros((len(rows[q]), self.num_actions), dtype=np.float32)
         for j in range(len(rows[q])):
           legal[j, ps.legal_actions(j)] = 1.0
-      cached = (head, rows, legal)
+      cached = (head, rows, legal, float(ps.chance_reach.sum()),
+                (rows[ps.current_player()], legal) if legal is not None
+                else None)
       per_observer[ps.id] = cached
     return cached
 
@@ -273,7 +278,7 @@ class Encoder:
     b.scales = np.zeros((n, 2))
     for i, q in enumerate(queries):
       ps = q.public_state
-      head, rows, legal = self._static(ps)
+      head, rows, legal = self._static(ps)[:3]
       normalised, _, scale = value_functions.normalise_beliefs(ps, q.ranges)
       b.scales[i] = scale
       b.inputs[i, :offset] = head
@@ -849,15 +854,12 @@ class CVPNValueFunction(value_functions.ValueFunction):
     enc = self.net.encoder
     num = len(packed)
     sizes = packed.sizes
-    heads, rows, chance, legal_rows = [], ([], []), [], []
-    for ps in packed.public_states:
-      head, r, legal = enc._static(ps)  # pylint: disable=protected-access
-      heads.append(head)
-      rows[0].append(r[0])
-      rows[1].append(r[1])
-      chance.append(float(ps.chance_reach.sum()))
-      legal_rows.append((r[ps.current_player()], legal) if legal is not None
-                        else None)
+    static = enc._static  # pylint: disable=protected-access
+    parts = [static(ps) for ps in packed.public_states]
+    heads = [part[0] for part in parts]
+    rows = ([part[1][0] for part in parts], [part[1][1] for part in parts])
+    chance = [part[3] for part in parts]
+    legal_rows = [part[4] for part in parts]
     entry_query = tuple(np.repeat(np.arange(num), sizes[p]) for p in range(2))
     row_index = tuple(np.concatenate(rows[p]) if num else
                       np.zeros(0, np.int64) for p in range(2))

@@ -50,15 +50,27 @@ def public_action_mask(ps: PublicState) -> tuple[np.ndarray, np.ndarray]:
   return actions, public
 
 
-def private_keys(ps: PublicState, player: int) -> list[tuple[int, ...]]:
-  """The private part of each of `player`'s infostates in `ps`."""
-  actions, public = public_action_mask(ps)
-  keys = []
-  for j in range(ps.num_infostates(player)):
-    rows = actions[ps.history_infostate[player] == j]
-    known = np.all(rows == rows[:1], axis=0) & ~public
-    keys.append(tuple(int(a) for a in rows[0, known]))
-  return keys
+def private_keys(ps: PublicState, player: int,
+                 mask: tuple[np.ndarray, np.ndarray] | None = None
+                 ) -> list[tuple[int, ...]]:
+  """The private part of each of `player`'s infostates in `ps`: the
+  actions at the positions where the infostate's histories all agree and
+  the public state's do not, as its first history took them. `mask`:
+  `public_action_mask(ps)` where the caller has it."""
+  n = ps.num_infostates(player)
+  if len(ps.histories) == 1:
+    return [()] * n
+  actions, public = mask if mask is not None else public_action_mask(ps)
+  infostate = ps.history_infostate[player]
+  # Each infostate's histories in one run (in their order), then the
+  # positions where the run's smallest and largest action agree.
+  order = np.argsort(infostate, kind="stable")
+  rows = actions[order]
+  starts = np.searchsorted(infostate[order], np.arange(n))
+  known = ((np.minimum.reduceat(rows, starts, axis=0) ==
+            np.maximum.reduceat(rows, starts, axis=0)) & ~public)
+  first = rows[starts]
+  return [tuple(first[j, known[j]].tolist()) for j in range(n)]
 
 
 class SlotTable:
@@ -94,15 +106,17 @@ class SlotTable:
   def num_slots(self, player: int) -> int:
     return self._num_slots[player]
 
-  def slots(self, ps: PublicState, player: int) -> np.ndarray:
-    """[n_p] the slot of each of `player`'s infostates in `ps`."""
+  def slots(self, ps: PublicState, player: int,
+            mask: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """[n_p] the slot of each of `player`'s infostates in `ps` (`mask`: as
+    for `private_keys`)."""
     if ps.sampled:
       raise ValueError(
           f"public state {ps.describe()} is sampled (it holds more "
           "histories than max_histories): a network's slots need exact "
           "public states; raise max_histories (0: exact) or use the rollout "
           "value function")
-    keys = private_keys(ps, player)
+    keys = private_keys(ps, player, mask)
     try:
       slots = np.asarray([self._slots[player][k] for k in keys],
                          dtype=np.int64)

@@ -512,6 +512,42 @@ def test_packed_cvpn_evaluation_matches_per_query_evaluation(game_string):
       np.testing.assert_allclose(policy, e.policy, atol=1e-6)
 
 
+def test_a_search_computes_only_the_priors_it_reads():
+  """A CVPN's priors are computed when GT-CFR reads them (a leaf it
+  expands), not at every value call: far fewer than the leaves valued, each
+  once, and each what the per-query path computes for the same query."""
+  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game("leduc_poker")
+  observer = PublicStateObserver(game)
+  net = cvpn.CVPN(cvpn.Encoder(observer), cvpn.NetworkConfig(hidden=(32,)))
+  net.init(5)
+  value_fn = cvpn.CVPNValueFunction(net)
+  made = []
+  evaluate = value_fn.evaluate_packed
+
+  def counting(packed):
+    values, priors = evaluate(packed)
+    compute = priors._compute  # pylint: disable=protected-access
+
+    def counted(k):
+      made.append((packed, priors, k))
+      return compute(k)
+
+    priors._compute = counted  # pylint: disable=protected-access
+    return values, priors
+
+  value_fn.evaluate_packed = counting
+  result = gt_cfr.search(observer.root(), value_fn,
+                         gt_cfr.GTCFRConfig(simulations=30),
+                         rng=np.random.default_rng(0))
+  leaves_valued = len(result.queries)  # one query per leaf per call
+  assert 0 < len(made) < leaves_valued / 10, (len(made), leaves_valued)
+  assert len({(id(priors), k) for _, priors, k in made}) == len(made)
+  for packed, priors, k in made:
+    eager = net.evaluate_batch([packed.query(k)])[0].policy
+    np.testing.assert_allclose(priors[k], eager, atol=1e-6)
+
+
 # --- Recorded leaf queries ---------------------------------------------------
 
 

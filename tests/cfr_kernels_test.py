@@ -217,6 +217,45 @@ def test_whole_searches_agree(game_string, monkeypatch):
                                atol=1e-9)
 
 
+def test_a_network_search_without_leaves_takes_the_fused_update(
+    kernels, monkeypatch):
+  """A network's search of a small subgame (Leduc after the public card)
+  expands it whole; its later updates, with only terminal values, are the
+  fused C++ update, and end where the general update does."""
+  del kernels
+  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game("leduc_poker")
+  observer = PublicStateObserver(game)
+  ps = next(p for p in observer.walk() if p.is_player_node() and p.depth >= 6)
+  net = cvpn.CVPN(cvpn.Encoder(observer), cvpn.NetworkConfig(hidden=(16,)))
+  net.init(0)
+  fused = []
+  update = gt_cfr.GTCFR._fused_update  # pylint: disable=protected-access
+
+  def counted(self, *args):
+    fused.append(1)
+    return update(self, *args)
+
+  monkeypatch.setattr(gt_cfr.GTCFR, "_fused_update", counted)
+  results = []
+  for native in (True, False):
+    monkeypatch.setattr(gt_cfr, "_KERNELS", None if native else False)
+    ranges = [np.linspace(1.0, 2.0, ps.num_infostates(p)) for p in range(2)]
+    results.append(gt_cfr.search(
+        ps, cvpn.CVPNValueFunction(net), gt_cfr.GTCFRConfig(simulations=50),
+        ranges=ranges, rng=np.random.default_rng(0)))
+  # Two updates (one per player) per iteration; most find no leaf left.
+  assert len(fused) > results[0].updates, (len(fused), results[0].updates)
+  assert not results[0].tree.leaves()
+  for p in range(2):
+    np.testing.assert_allclose(results[0].root_values[p],
+                               results[1].root_values[p], rtol=0, atol=1e-9)
+  for a, b in zip(results[0].policy(ps), results[1].policy(ps)):
+    assert a.keys() == b.keys()
+    for action in a:
+      assert abs(a[action] - b[action]) < 1e-9
+
+
 def test_bad_layouts_are_refused_with_a_reason(kernels):
   """A row whose parent sequence is not an earlier row's, and arrays that
   are too small, get a ValueError naming the problem."""

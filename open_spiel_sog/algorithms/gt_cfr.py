@@ -218,9 +218,9 @@ class _Node:
         return None if c is None else (c, 0)
       table = {}
       for c, child in enumerate(children):
-        for k, (h, a) in enumerate(zip(child.parent_history.tolist(),
-                                       child.parent_action.tolist())):
-          table[(h, a)] = (c, k)
+        table.update(zip(
+            zip(child.parent_history.tolist(), child.parent_action.tolist()),
+            zip(itertools.repeat(c), itertools.count())))
       self.transitions = table
     return self.transitions.get((history, action))
 
@@ -1198,7 +1198,12 @@ class GTCFR:
     sides = tree.sides
     fixed = self._fixed and self._fold_fixed_leaves()
     kernels = _kernels()
-    if fixed and kernels is not None and len(players) == 1:
+    if (kernels is not None and len(players) == 1 and
+        (fixed or (not tree.leaves() and not self._together_slices))):
+      # Every value is a fixed sum over histories: the folded leaves' and
+      # the terminals', or the terminals' alone once a tree whose leaves
+      # are queried has none left (a network's search of a small subgame
+      # expands it whole: most updates of Leduc's training).
       self._fused_update(kernels, compiled, players[0], weight)
       return
     reaches = self._current_reaches(compiled)

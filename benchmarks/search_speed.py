@@ -9,7 +9,7 @@ the median time of --cfr_iterations iterations of OpenSpiel's C++
 when the issue was written, goal 0.07). The decisions are the first
 decision of player 0 and, after player 0 calls, player 1's, for --deals
 deals (drawn from --seed), each by a fresh bot with seeds 0 .. --repeats - 1
-(one warm-up decision first: the network's first call compiles it). The
+(one warm-up decision first: first calls pay for imports and caches). The
 workload is timed --cfr_repeats times, once before the decisions and the
 rest after, so a machine that slows down mid-run shows in both. --json
 adds, on the last line, the summary and every decision's policy (so a

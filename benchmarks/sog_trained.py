@@ -27,6 +27,7 @@ r"""Exploitability of SoG with trained networks, and its training curve.
 """
 
 import csv
+import functools
 import glob
 import json
 import os
@@ -169,8 +170,10 @@ def _parse_checkpoints(text, games):
   return out
 
 
+@functools.cache
 def _goals() -> dict[str, float]:
-  """GOALS with --goals' overrides, keyed by the game's string."""
+  """GOALS with --goals' overrides, keyed by the game's string (parsed
+  once)."""
   goals = dict(GOALS)
   for entry in filter(None, (e.strip() for e in _GOALS.value.split(";"))):
     name, sep, value = entry.rpartition("=")
@@ -271,8 +274,8 @@ def _measure_games(games, overrides, seeds, simulations, progress,
     verdict = ("no goal" if goal is None else
                f"goal {goal:.4f} ({_GOAL_STATISTIC.value}) "
                f"{'PASS' if row['passed'] else 'FAIL'}")
-    if REBEL.get(str(game)) is not None:
-      verdict += f"; ReBeL CFR-D {REBEL[str(game)]:.3f}"
+    if row["rebel_cfr_d"] is not None:
+      verdict += f"; ReBeL CFR-D {row['rebel_cfr_d']:.3f}"
     steps = str(info["step"])
     if info["configured_steps"] not in (None, info["step"]):
       steps += f" (of {info['configured_steps']} configured)"

@@ -30,7 +30,7 @@ import json
 import os
 import weakref
 import zipfile
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 import pyspiel
@@ -185,6 +185,15 @@ class Batch:
     return Batch(*(getattr(self, f)[index] for f in self.FIELDS))
 
 
+class _Static(NamedTuple):
+  """What the encoder keeps per public state."""
+  head: np.ndarray  # [features + 3] float32: features, then who acts
+  rows: tuple[np.ndarray, np.ndarray]  # each player's infostates' rows
+  legal: np.ndarray | None  # [n_q, A] the acting player's legal actions
+  chance: float  # the public state's total chance reach
+  acting: tuple[np.ndarray, np.ndarray] | None  # (rows of the actor, legal)
+
+
 class Encoder:
   """Turns public belief states and targets into fixed-width arrays.
 
@@ -228,7 +237,7 @@ class Encoder:
       for i in ids:
         per_observer.pop(i, None)
 
-  def _static(self, ps: PublicState):
+  def _static(self, ps: PublicState) -> _Static:
     per_observer = self._cache.get(ps.observer)
     if per_observer is None:
       per_observer = self._cache[ps.observer] = {}
@@ -238,8 +247,7 @@ class Encoder:
       head[:self.features.size] = self.features(ps)
       who = ps.current_player()
       head[self.features.size + (who if who in (0, 1) else 2)] = 1.0
-      mask = (public_action_mask(ps) if len(ps.histories) > 1 and
-              not ps.sampled else None)
+      mask = public_action_mask(ps) if len(ps.histories) > 1 else None
       rows = (self.slots.slots(ps, 0, mask),
               self.num_slots[0] + self.slots.slots(ps, 1, mask))
       legal = None
@@ -248,15 +256,15 @@ class Encoder:
         legal = np.zeros((len(rows[q]), self.num_actions), dtype=np.float32)
         for j in range(len(rows[q])):
           legal[j, ps.legal_actions(j)] = 1.0
-      cached = (head, rows, legal, float(ps.chance_reach.sum()),
-                (rows[ps.current_player()], legal) if legal is not None
-                else None)
+      cached = _Static(
+          head, rows, legal, float(ps.chance_reach.sum()),
+          None if legal is None else (rows[ps.current_player()], legal))
       per_observer[ps.id] = cached
     return cached
 
   def rows(self, ps: PublicState) -> tuple[np.ndarray, np.ndarray]:
     """The rows [n_p] of each player's infostates of `ps`."""
-    return self._static(ps)[1]
+    return self._static(ps).rows
 
   def encode(self, queries: Sequence[value_functions.Query],
              values: Sequence[Sequence[np.ndarray]] | None = None,
@@ -278,7 +286,8 @@ class Encoder:
     b.scales = np.zeros((n, 2))
     for i, q in enumerate(queries):
       ps = q.public_state
-      head, rows, legal = self._static(ps)[:3]
+      static = self._static(ps)
+      head, rows, legal = static.head, static.rows, static.legal
       normalised, _, scale = value_functions.normalise_beliefs(ps, q.ranges)
       b.scales[i] = scale
       b.inputs[i, :offset] = head
@@ -856,10 +865,10 @@ class CVPNValueFunction(value_functions.ValueFunction):
     sizes = packed.sizes
     static = enc._static  # pylint: disable=protected-access
     parts = [static(ps) for ps in packed.public_states]
-    heads = [part[0] for part in parts]
-    rows = ([part[1][0] for part in parts], [part[1][1] for part in parts])
-    chance = [part[3] for part in parts]
-    legal_rows = [part[4] for part in parts]
+    heads = [part.head for part in parts]
+    rows = ([part.rows[0] for part in parts], [part.rows[1] for part in parts])
+    chance = [part.chance for part in parts]
+    legal_rows = [part.acting for part in parts]
     entry_query = tuple(np.repeat(np.arange(num), sizes[p]) for p in range(2))
     row_index = tuple(np.concatenate(rows[p]) if num else
                       np.zeros(0, np.int64) for p in range(2))

@@ -369,3 +369,28 @@ def test_buggy_public_observer_is_caught():
   observer._partition = leaky  # pylint: disable=protected-access
   with pytest.raises(ValueError, match="lies in two public states|connected"):
     check_public_states("kuhn_poker", observer=observer)
+
+
+def test_slots_of_several_dice_are_the_unordered_dice():
+  """Liar's dice 2x3: an infostate holds its owner's dice sorted (its
+  histories deal them in both orders), so the slot is the unordered pair:
+  six per player at every decision, each always the same pair."""
+  observer = PublicStateObserver("liars_dice(numdice=2,dice_sides=3)")
+  slots = SlotTable(observer)
+  assert slots.num_slots(0) == slots.num_slots(1) == 6
+  seen = [{}, {}]
+  decisions = 0
+  for ps in observer.walk():
+    if not ps.is_player_node():
+      continue
+    decisions += 1
+    for p in range(2):
+      s = slots.slots(ps, p).tolist()
+      dice = [i.split(" ")[0] for i in ps.infostates(p)]
+      assert len(set(s)) == len(s) == 6
+      assert sorted(dice) == ["11", "12", "13", "22", "23", "33"]
+      for d, slot in zip(dice, s):
+        assert seen[p].setdefault(d, slot) == slot
+    if decisions == 300:
+      break
+  assert decisions == 300

@@ -70,7 +70,7 @@ def reference_queries(game: pyspiel.Game | str,
   # The public states a search can value: non-terminal, at or below the
   # first decision (a search never has the deal before it as a leaf).
   public_states = [ps for ps in observer.walk()
-                   if not ps.is_terminal() and _after_a_decision(ps)]
+                   if not ps.is_terminal() and ps.after_a_decision()]
   rng = np.random.default_rng(config.seed)
   if len(public_states) > config.count:
     picked = np.sort(rng.choice(len(public_states), size=config.count,
@@ -88,15 +88,6 @@ def reference_queries(game: pyspiel.Game | str,
                                               len(mixed))))
     queries.append(Query(ps, (ranges[0], ranges[1])))
   return queries
-
-
-def _after_a_decision(ps) -> bool:
-  node = ps
-  while node is not None:
-    if node.is_player_node():
-      return True
-    node = node.parent
-  return False
 
 
 def _own_reach(state: pyspiel.State, player: int, policy) -> float:

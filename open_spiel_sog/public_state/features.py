@@ -17,7 +17,9 @@ the die; goofspiel: one's own bids). Slots are numbered by walking the whole
 public tree breadth first and sorting the private parts that appear at each
 depth, so a slot means the same thing in every public state and in every run
 (Kuhn: slot = card, Leduc: slot = card, liar's dice: slot = die face).
-Slots are defined on non-terminal public states, where values are queried.
+Slots are defined where values are queried: on non-terminal public states at
+or below the first decision (`PublicState.after_a_decision`; liar's dice 2x3:
+the unordered pair of one's dice, see `_unordered_keys`).
 """
 
 from __future__ import annotations
@@ -70,7 +72,28 @@ def private_keys(ps: PublicState, player: int,
   known = ((np.minimum.reduceat(rows, starts, axis=0) ==
             np.maximum.reduceat(rows, starts, axis=0)) & ~public)
   first = rows[starts]
-  return [tuple(first[j, known[j]].tolist()) for j in range(n)]
+  keys = [tuple(first[j, known[j]].tolist()) for j in range(n)]
+  if len(set(keys)) < n:
+    keys = _unordered_keys(rows, starts, public)
+  return keys
+
+
+def _unordered_keys(rows: np.ndarray, starts: np.ndarray,
+                    public: np.ndarray) -> list[tuple[tuple[int, ...], ...]]:
+  """Private parts where an infostate does not fix the order of what its
+  owner saw (liar's dice with several dice: the infostate holds the sorted
+  dice, so its histories deal them in every order): the set of the
+  infostate's histories' actions at its owner's positions, as a sorted tuple
+  of tuples (2x3 dice 1 and 2: ((0, 1), (1, 0))). Its owner's positions are
+  the non-public ones whose set of actions is not the same in every
+  infostate (the opponent's dice take every value in each of them). `rows`:
+  the histories' actions grouped by infostate, each group from `starts`."""
+  groups = np.split(rows, starts[1:])
+  private = np.flatnonzero(~public)
+  seen = [[frozenset(g[:, k].tolist()) for k in private] for g in groups]
+  own = [k for i, k in enumerate(private)
+         if any(s[i] != seen[0][i] for s in seen)]
+  return [tuple(sorted(set(map(tuple, g[:, own].tolist())))) for g in groups]
 
 
 class SlotTable:
@@ -80,15 +103,20 @@ class SlotTable:
     self.observer = observer
     per_depth: list[dict[int, set]] = [{}, {}]
     for ps in observer.walk():
-      if ps.is_terminal():
-        continue  # showdowns reveal more; values there come from payoffs
+      if ps.is_terminal() or not ps.after_a_decision():
+        # Showdowns reveal more (values there come from payoffs); no search
+        # holds the deal before the first decision.
+        continue
       for p in range(2):
         per_depth[p].setdefault(ps.depth, set()).update(private_keys(ps, p))
     self._slots: list[dict[tuple[int, ...], int]] = [{}, {}]
     for p in range(2):
       table = self._slots[p]
       for depth in sorted(per_depth[p]):
-        for key in sorted(per_depth[p][depth]):
+        # Unordered parts (tuples of tuples) after ordered ones.
+        for key in sorted(per_depth[p][depth],
+                          key=lambda k: (bool(k) and isinstance(k[0], tuple),
+                                         k)):
           table.setdefault(key, len(table))
     # Games whose private parts are single outcomes (a card, a die) get one
     # slot per outcome: the empty part before the deal needs no slot of its
@@ -122,7 +150,9 @@ class SlotTable:
                          dtype=np.int64)
     except KeyError as e:
       raise ValueError(f"private part {e.args[0]} of player {player} in "
-                       f"public state {ps.describe()} has no slot") from None
+                       f"public state {ps.describe()} has no slot (slots are "
+                       "defined on non-terminal public states at or below "
+                       "the first decision)") from None
     if len(set(slots.tolist())) != len(slots):
       raise ValueError(
           f"{self.observer.game}: two infostates of player {player} in public "

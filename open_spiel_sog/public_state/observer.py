@@ -552,6 +552,17 @@ class PublicState:
   def is_player_node(self) -> bool:
     return self._current_player >= 0
 
+  def after_a_decision(self) -> bool:
+    """Whether a player acts here or at an ancestor: the public states a
+    search can hold (no search has the deal before the first decision in
+    its tree), where values are queried and slots are defined."""
+    node = self
+    while node is not None:
+      if node.is_player_node():
+        return True
+      node = node.parent
+    return False
+
   def infostates(self, player: int) -> list[str]:
     """The information_state_string of each of `player`'s infostates here."""
     return self._infostates[player]

@@ -19,7 +19,7 @@ depth, so a slot means the same thing in every public state and in every run
 (Kuhn: slot = card, Leduc: slot = card, liar's dice: slot = die face).
 Slots are defined where values are queried: on non-terminal public states at
 or below the first decision (`PublicState.after_a_decision`; liar's dice 2x3:
-the unordered pair of one's dice, see `_unordered_keys`).
+the unordered pair of one's dice, see `_unordered_keys`), and at the root.
 """
 
 from __future__ import annotations
@@ -118,6 +118,14 @@ class SlotTable:
                           key=lambda k: (bool(k) and isinstance(k[0], tuple),
                                          k)):
           table.setdefault(key, len(table))
+    # The game's root is valued too (a first search starts there and its
+    # values are training targets): before the deal it holds one infostate
+    # per player, which shares slot 0, as no other public state holds it.
+    root = observer.root()
+    if not root.is_terminal():
+      for p in range(2):
+        for key in private_keys(root, p):
+          self._slots[p].setdefault(key, 0)
     # Games whose private parts are single outcomes (a card, a die) get one
     # slot per outcome: the empty part before the deal needs no slot of its
     # own, because no public state holds both it and a dealt card.
@@ -152,7 +160,7 @@ class SlotTable:
       raise ValueError(f"private part {e.args[0]} of player {player} in "
                        f"public state {ps.describe()} has no slot (slots are "
                        "defined on non-terminal public states at or below "
-                       "the first decision)") from None
+                       "the first decision, and at the root)") from None
     if len(set(slots.tolist())) != len(slots):
       raise ValueError(
           f"{self.observer.game}: two infostates of player {player} in public "

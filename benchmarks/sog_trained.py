@@ -63,6 +63,11 @@ _EXACT_SEEDS = flags.DEFINE_string(
 _SIMULATIONS = flags.DEFINE_integer("simulations", 100,
                                     "s of SoG(s, 1) in the per-game "
                                     "measurement.")
+_AVERAGING_POWER = flags.DEFINE_float(
+    "averaging_power", sog.SoGConfig.averaging_power,
+    "The sog bot's averaging_power in every measurement: CFR update t "
+    "weighs t ** power in the searched policy (2: the bot's default; 1: the "
+    "linear averaging the figures before it used).")
 # Goal exploitability per game (issue 16's table: at most ReBeL's Table 2
 # figure on liar's dice, 0.030 on Leduc; Kuhn's from issue 8), and ReBeL's
 # CFR-D figure (1,024 iterations) printed beside ours.
@@ -243,7 +248,7 @@ def _measure_games(games, overrides, seeds, simulations, progress,
                                           for g in games]):
     info = _checkpoint_info(path)
     params = {"simulations": simulations, "value_function": "cvpn",
-              "checkpoint": path}
+              "checkpoint": path, "averaging_power": _AVERAGING_POWER.value}
     summary = sog_exploitability(game, params, seeds, progress=progress)
     errors = value_error.value_error(
         cvpn.CVPNValueFunction.from_checkpoint(path, game),
@@ -251,7 +256,8 @@ def _measure_games(games, overrides, seeds, simulations, progress,
     exact = None
     if exact_seeds:
       exact = sog_exploitability(
-          game, {"simulations": simulations, "value_function": "exact"},
+          game, {"simulations": simulations, "value_function": "exact",
+                 "averaging_power": _AVERAGING_POWER.value},
           exact_seeds, progress=progress)
     goal = _goal(game)
     statistic = summary[_GOAL_STATISTIC.value]
@@ -284,7 +290,8 @@ def _measure_games(games, overrides, seeds, simulations, progress,
                 f"{', '.join(map(str, info['averaged_steps']))})")
     examples = ("unknown" if info["examples"] is None
                 else str(info["examples"]))
-    print(f"{row['game']}: SoG({simulations}, 1), {len(seeds)} seed(s): "
+    print(f"{row['game']}: SoG({simulations}, 1), averaging_power "
+          f"{_AVERAGING_POWER.value:g}, {len(seeds)} seed(s): "
           f"exploitability min {row['min']:.6f}  mean {row['mean']:.6f}  "
           f"max {row['max']:.6f}; {row['seconds_per_seed']:.1f} s per seed; "
           f"{verdict}", flush=True)
@@ -337,7 +344,8 @@ def _measure_curve(game, checkpoints, simulations, seeds, progress):
       for s in simulations:
         bar.set_postfix_str(f"step {step} SoG({s}, 1)")
         params = {"simulations": s, "value_function": "cvpn",
-                  "checkpoint": path}
+                  "checkpoint": path,
+                  "averaging_power": _AVERAGING_POWER.value}
         summary = sog_exploitability(game, params, seeds, value_fn=value_fn)
         point = {
             "step": step, "simulations": s, "mean": summary["mean"],
@@ -406,6 +414,10 @@ def main(argv):
                    if _EXACT_SEEDS.value.strip() else [])
     if _SIMULATIONS.value < 1:
       raise ValueError("--simulations must be >= 1")
+    try:
+      sog.SoGConfig.from_params({"averaging_power": _AVERAGING_POWER.value})
+    except ValueError as e:
+      raise ValueError(f"--averaging_power: {e}") from None
     _goals()  # a malformed --goals is refused before anything is measured
     curve = None
     if _CURVE_PNG.value:
@@ -435,6 +447,7 @@ def main(argv):
       "settings": {"games": [str(g) for g in games], "seeds": seeds,
                    "exact_seeds": exact_seeds,
                    "simulations": _SIMULATIONS.value,
+                   "averaging_power": _AVERAGING_POWER.value,
                    "goal_statistic": _GOAL_STATISTIC.value},
       "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                   "jax_backend": jax.default_backend()},

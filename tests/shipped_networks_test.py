@@ -33,8 +33,10 @@ VALUE_ERROR = {
     # Measured 2026-11-24 (an untrained one: 0.816).
     "liars_dice(dice_sides=5,numdice=1)": (0.3574, 0.393),
 }
-# Kuhn SoG(100, 1), seeds 0 and 1: 0.00177 and 0.00179 measured; an
-# untrained network gives 0.0031 and 0.0024.
+# Kuhn SoG(100, 1) with linear averaging, seeds 0 and 1: 0.00177 and 0.00179
+# measured; an untrained network gives 0.0031 and 0.0024. The bot's default
+# quadratic averaging does not tell the two apart on Kuhn (0.0025 and 0.0022
+# against 0.0023 and 0.0030), so the network is judged with linear averaging.
 KUHN_SOG_BOUND = 0.0021
 
 
@@ -73,7 +75,8 @@ def test_an_untrained_network_fails_the_bound(measured):
 
 
 def test_kuhn_sog_with_the_shipped_network_is_nearly_unexploitable():
-  result = sog_exploitability("kuhn_poker", {"simulations": 100}, [0, 1])
+  result = sog_exploitability("kuhn_poker", {"simulations": 100,
+                                             "averaging_power": 1}, [0, 1])
   assert result["max"] <= KUHN_SOG_BOUND, result["values"]
 
 

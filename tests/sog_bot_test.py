@@ -210,6 +210,10 @@ def test_bad_parameter_values_are_rejected():
     with pytest.raises(ValueError, match="time_limit must be a number of "
                        "seconds >= 0"):
       pyspiel.load_bot("sog", game, 0, {"time_limit": limit})
+  for power in (-1.0, math.inf):
+    with pytest.raises(ValueError, match="averaging_power must be a number "
+                       ">= 0"):
+      pyspiel.load_bot("sog", game, 0, {"averaging_power": power})
   for threshold in (-0.1, 1.0):
     with pytest.raises(ValueError, match=r"policy_threshold must be in "
                        r"\[0, 1\)"):
@@ -350,6 +354,24 @@ def test_same_seed_same_policy(value_function):
       f"sog(simulations=10,value_function={value_function},seed=7)", game,
       0).step_with_policy(state)
   assert third == first
+
+
+def test_averaging_power_reaches_the_search():
+  """The default averages quadratically; other powers average the same
+  updates differently (the search itself does not change: same seed, same
+  tree)."""
+  game = pyspiel.load_game("kuhn_poker")
+  state = game.new_initial_state().child(0).child(2)  # first decision
+  params = {"simulations": 30, "value_function": "rollout", "seed": 7}
+  policies = {
+      power: dict(pyspiel.load_bot("sog", game, 0, dict(
+          params, averaging_power=power)).get_policy(state))
+      for power in (0, 1, 2)
+  }
+  default = dict(pyspiel.load_bot("sog", game, 0, params).get_policy(state))
+  assert default == policies[2]
+  for a, b in [(0, 1), (1, 2), (0, 2)]:
+    assert policies[a] != pytest.approx(policies[b], abs=1e-6), policies
 
 
 def test_policy_threshold_drops_the_tail_of_the_searched_policy():

@@ -283,6 +283,8 @@ def test_gtcfr_grows_records_queries_and_counts_updates():
     assert sum(dist.values()) == pytest.approx(1.0)
   with pytest.raises(ValueError, match="expansions_per_update"):
     gt_cfr.GTCFRConfig(expansions_per_update=0).validate()
+  with pytest.raises(ValueError, match="averaging_power"):
+    gt_cfr.GTCFRConfig(averaging_power=-0.5).validate()
 
 
 def test_top_1_expansion_finds_the_winning_move_in_tic_tac_toe():

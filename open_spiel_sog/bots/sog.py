@@ -18,9 +18,9 @@ see that move until the round resolves, which is the same game.
 
 Parameters (all optional; see `SoGConfig` for the meaning of each):
   simulations, expansions_per_update, top_k, value_function, alpha, seed,
-  c_puct, alternating, search_opponent_nodes, exact_tolerance,
-  exact_max_iterations, rollouts, checkpoint, time_limit, infostates,
-  max_histories, policy_threshold.
+  c_puct, alternating, averaging_power, search_opponent_nodes,
+  exact_tolerance, exact_max_iterations, rollouts, checkpoint, time_limit,
+  infostates, max_histories, policy_threshold.
 """
 
 from __future__ import annotations
@@ -65,6 +65,11 @@ class SoGConfig:
     seed: seed of the bot's random numbers (sampling and rollouts).
     c_puct: PUCT exploration constant (in units of the utility range).
     alternating: alternating instead of simultaneous CFR updates in search.
+    averaging_power: the search's average policy (what the bot plays) and
+      its averaged values (the re-solving summaries) weigh CFR update t by
+      t ** averaging_power: 1 is CFR+'s linear averaging (DESIGN.md's
+      choice), 2 quadratic, which leaves SoG(100, 1) less exploitable
+      (docs/sog.md), 0 uniform.
     search_opponent_nodes: also re-solve at the opponent's decisions (the
       paper's choice), so the summaries stay current (imperfect-information
       games: in perfect-information ones each search starts at its state).
@@ -103,6 +108,7 @@ class SoGConfig:
   seed: int = 0
   c_puct: float = 1.0
   alternating: bool = True
+  averaging_power: float = 2.0
   search_opponent_nodes: bool = True
   exact_tolerance: float = 1e-3
   exact_max_iterations: int = 10_000
@@ -142,6 +148,10 @@ class SoGConfig:
       raise ValueError(f"sog: alpha must be in [0, 1], got {self.alpha}")
     if self.c_puct < 0:
       raise ValueError(f"sog: c_puct must be >= 0, got {self.c_puct}")
+    if not (self.averaging_power >= 0 and
+            math.isfinite(self.averaging_power)):
+      raise ValueError("sog: averaging_power must be a number >= 0 (1: "
+                       f"linear, 2: quadratic), got {self.averaging_power}")
     if self.checkpoint and self.value_function not in ("auto", "cvpn"):
       raise ValueError(
           f"sog: checkpoint is a cvpn setting; value_function "
@@ -235,7 +245,8 @@ def resolve_config(config: SoGConfig, game: pyspiel.Game
           simulations=config.simulations,
           expansions_per_update=config.expansions_per_update,
           top_k=top_k, c_puct=config.c_puct,
-          alternating=config.alternating, record_queries=False),
+          alternating=config.alternating,
+          averaging_power=config.averaging_power, record_queries=False),
       alpha=config.alpha)
 
 

@@ -4,8 +4,9 @@ r"""Exploitability of SoG with trained networks, and its training curve.
       --curve_checkpoints='runs/leduc/leduc_poker.step-*.npz' \
       --curve_final=runs/leduc/leduc_poker.npz --curve_png=/tmp/leduc_curve.png
 
-1. For each game of --games (default kuhn_poker, leduc_poker and
-   liars_dice(numdice=1,dice_sides=4)): the exact exploitability (NashConv / 2,
+1. For each game of --games (default: every game with a shipped network:
+   kuhn_poker, leduc_poker and liar's dice 1x4, 1x5, 1x6 and 2x3; 1x6 and
+   2x3 take a few minutes per seed): the exact exploitability (NashConv / 2,
    `sog_exploitability`) of SoG(--simulations, 1) with the game's shipped
    network (open_spiel_sog/data/, or a --checkpoints override) over --seeds:
    min / mean / max, seconds per seed, the goal (GOALS, or --goals) and
@@ -45,7 +46,10 @@ from open_spiel_sog.evaluation import value_error
 from open_spiel_sog.evaluation.exploitability import sog_exploitability
 from open_spiel_sog.utils.progress import progress_bar
 
-_DEFAULT_GAMES = "kuhn_poker;leduc_poker;liars_dice(numdice=1,dice_sides=4)"
+_DEFAULT_GAMES = ("kuhn_poker;leduc_poker;liars_dice(numdice=1,dice_sides=4);"
+                  "liars_dice(numdice=1,dice_sides=5);"
+                  "liars_dice(numdice=1,dice_sides=6);"
+                  "liars_dice(numdice=2,dice_sides=3)")
 
 _GAMES = flags.DEFINE_string(
     "games", _DEFAULT_GAMES, "Games to measure, separated by ';' (or by ',' "

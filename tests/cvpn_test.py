@@ -481,6 +481,23 @@ def test_sog_bot_cvpn_without_network_needs_checkpoint():
     pyspiel.load_bot("sog", game, 0, {"value_function": "cvpn"})
 
 
+def test_a_game_named_with_its_defaults_finds_its_shipped_network():
+  """OpenSpiel's liars_dice is 1 die of 6 faces: the network shipped for
+  liars_dice(numdice=1,dice_sides=6) is its network; other parameters are
+  other games."""
+  spelled = cvpn.shipped_checkpoint("liars_dice(numdice=1,dice_sides=6)")
+  assert spelled is not None
+  assert cvpn.shipped_checkpoint("liars_dice") == spelled
+  assert cvpn.shipped_checkpoint(pyspiel.load_game("liars_dice")) == spelled
+  assert cvpn.shipped_checkpoint("liars_dice(dice_sides=6,numdice=2)") is None
+  assert cvpn.same_game("liars_dice(dice_sides=6,numdice=1)",
+                        pyspiel.load_game("liars_dice"))
+  assert not cvpn.same_game("liars_dice(dice_sides=6,numdice=1)",
+                            pyspiel.load_game("liars_dice(numdice=2)"))
+  net = cvpn.load_checkpoint(spelled, "liars_dice")
+  assert net.encoder.observer.game.get_parameters()["dice_sides"] == 6
+
+
 def test_sog_bot_loads_checkpoint_of_another_game_with_clear_error(
     trained_checkpoint):
   path, _ = trained_checkpoint

@@ -688,6 +688,19 @@ def save_checkpoint(path: str, net: CVPN, *, game: pyspiel.Game | str,
              net.opt_state if include_optimizer else None)
 
 
+def same_game(name: str, game: pyspiel.Game) -> bool:
+  """Whether the game string `name` (a checkpoint's) loads `game`, defaults
+  included: "liars_dice()" is liars_dice(numdice=1,dice_sides=6)."""
+  if name == str(game):
+    return True
+  try:
+    other = pyspiel.load_game(name)
+  except pyspiel.SpielError:
+    return False
+  return (other.get_type().short_name == game.get_type().short_name and
+          other.get_parameters() == game.get_parameters())
+
+
 def read_checkpoint(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
   """(metadata, arrays) of a checkpoint file, with clear errors."""
   return _read_npz(path, CHECKPOINT_FORMAT, "cvpn")
@@ -698,7 +711,7 @@ def load_checkpoint(path: str, game: pyspiel.Game | str,
   """The network stored at `path`, checked against `game`."""
   meta, arrays = read_checkpoint(path)
   game = pyspiel.load_game(game) if isinstance(game, str) else game
-  if meta["game"] != str(game):
+  if not same_game(meta["game"], game):
     raise CheckpointError(
         f"checkpoint {path!r} was trained for {meta['game']}, not {game}")
   if encoder is None:
@@ -818,23 +831,42 @@ def shipped_checkpoint_name(game: pyspiel.Game | str) -> str:
   return name.strip("_") + ".npz"
 
 
+_SHIPPED_GAMES: dict[tuple, list[str]] = {}
+
+
 def shipped_games() -> list[str]:
-  """The games a network ships for (their load_game strings)."""
-  out = []
-  for name in sorted(os.listdir(DATA_DIR)) if os.path.isdir(DATA_DIR) else []:
-    if name.endswith(".npz"):
+  """The games a network ships for (their load_game strings); read once per
+  state of data/ (names and modification times)."""
+  files = sorted(name for name in (os.listdir(DATA_DIR)
+                                   if os.path.isdir(DATA_DIR) else [])
+                 if name.endswith(".npz"))
+  key = tuple((name, os.stat(os.path.join(DATA_DIR, name)).st_mtime_ns)
+              for name in files)
+  if key not in _SHIPPED_GAMES:
+    out = []
+    for name in files:
       try:
         meta, _ = read_checkpoint(os.path.join(DATA_DIR, name))
       except CheckpointError:
         continue
       out.append(meta["game"])
-  return out
+    _SHIPPED_GAMES.clear()
+    _SHIPPED_GAMES[key] = out
+  return list(_SHIPPED_GAMES[key])
 
 
 def shipped_checkpoint(game: pyspiel.Game | str) -> str | None:
-  """The path of the shipped network for `game`, or None."""
+  """The path of the shipped network for `game`, or None; a game named
+  with its defaults left out ("liars_dice") finds the network shipped for
+  the same parameters spelled out."""
   path = os.path.join(DATA_DIR, shipped_checkpoint_name(game))
-  return path if os.path.exists(path) else None
+  if os.path.exists(path):
+    return path
+  game = pyspiel.load_game(game) if isinstance(game, str) else game
+  for name in shipped_games():
+    if same_game(name, game):
+      return os.path.join(DATA_DIR, shipped_checkpoint_name(name))
+  return None
 
 
 # --- The value function -----------------------------------------------------
@@ -1128,7 +1160,7 @@ class ValuePriorNet:
     """The network stored at `path`, checked against `game`."""
     meta, arrays = cls.read(path)
     game = pyspiel.load_game(game) if isinstance(game, str) else game
-    if meta.get("game") != str(game):
+    if not same_game(str(meta.get("game")), game):
       raise CheckpointError(f"checkpoint {path!r} was trained for "
                             f"{meta.get('game')}, not {game}")
     try:

@@ -70,8 +70,8 @@ _SIMULATIONS = flags.DEFINE_integer("simulations", 100,
 _AVERAGING_POWER = flags.DEFINE_float(
     "averaging_power", sog.SoGConfig.averaging_power,
     "The sog bot's averaging_power in every measurement: CFR update t "
-    "weighs t ** power in the searched policy (2: the bot's default; 1: the "
-    "linear averaging the figures before it used).")
+    "weighs t ** power in the searched policy (1: linear, the bot's default; "
+    "2: quadratic, the shipped networks' table in docs/training.md).")
 # Goal exploitability per game (issue 16's table: at most ReBeL's Table 2
 # figure on liar's dice, 0.030 on Leduc; Kuhn's from issue 8), and ReBeL's
 # CFR-D figure (1,024 iterations) printed beside ours.

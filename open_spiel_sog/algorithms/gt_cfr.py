@@ -12,8 +12,8 @@ and one up pass (counterfactual values) over the player's sequences grouped by
 the number of own actions before them, a few numpy gathers/scatters per
 level; frontier leaves are valued by the value function in one batched call
 per player update; regret matching+ and an average weighted by a power of the
-update's number (`GTCFRConfig.averaging_power`: linear by default; the sog
-bot searches with quadratic weights, which measured better). Alternating
+update's number (`GTCFRConfig.averaging_power`: linear by default,
+quadratic as an option, better on some games and worse on others). Alternating
 updates by default (they measured better; `GTCFRConfig.alternating`), the
 paper's simultaneous updates as an option.
 

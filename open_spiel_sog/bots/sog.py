@@ -68,8 +68,9 @@ class SoGConfig:
     averaging_power: the search's average policy (what the bot plays) and
       its averaged values (the re-solving summaries) weigh CFR update t by
       t ** averaging_power: 1 is CFR+'s linear averaging (DESIGN.md's
-      choice), 2 quadratic, which leaves SoG(100, 1) less exploitable
-      (docs/sog.md), 0 uniform.
+      choice, the default), 2 quadratic, which leaves SoG(100, 1) with the
+      shipped networks less exploitable on Leduc and liar's dice and more
+      on Kuhn and Scotland Yard (docs/sog.md), 0 uniform.
     search_opponent_nodes: also re-solve at the opponent's decisions (the
       paper's choice), so the summaries stay current (imperfect-information
       games: in perfect-information ones each search starts at its state).
@@ -108,7 +109,7 @@ class SoGConfig:
   seed: int = 0
   c_puct: float = 1.0
   alternating: bool = True
-  averaging_power: float = 2.0
+  averaging_power: float = 1.0
   search_opponent_nodes: bool = True
   exact_tolerance: float = 1e-3
   exact_max_iterations: int = 10_000

@@ -46,10 +46,7 @@ from open_spiel_sog.evaluation import value_error
 from open_spiel_sog.evaluation.exploitability import sog_exploitability
 from open_spiel_sog.utils.progress import progress_bar
 
-_DEFAULT_GAMES = ("kuhn_poker;leduc_poker;liars_dice(numdice=1,dice_sides=4);"
-                  "liars_dice(numdice=1,dice_sides=5);"
-                  "liars_dice(numdice=1,dice_sides=6);"
-                  "liars_dice(numdice=2,dice_sides=3)")
+_DEFAULT_GAMES = ";".join(cvpn.shipped_games())
 
 _GAMES = flags.DEFINE_string(
     "games", _DEFAULT_GAMES, "Games to measure, separated by ';' (or by ',' "

@@ -831,28 +831,34 @@ def shipped_checkpoint_name(game: pyspiel.Game | str) -> str:
   return name.strip("_") + ".npz"
 
 
-_SHIPPED_GAMES: dict[tuple, list[str]] = {}
+_SHIPPED: dict[tuple, list[tuple[str, str]]] = {}
 
 
-def shipped_games() -> list[str]:
-  """The games a network ships for (their load_game strings); read once per
-  state of data/ (names and modification times)."""
+def _shipped() -> list[tuple[str, str]]:
+  """(game string, path) of each network in data/; read once per state of
+  the directory (names and modification times)."""
   files = sorted(name for name in (os.listdir(DATA_DIR)
                                    if os.path.isdir(DATA_DIR) else [])
                  if name.endswith(".npz"))
   key = tuple((name, os.stat(os.path.join(DATA_DIR, name)).st_mtime_ns)
               for name in files)
-  if key not in _SHIPPED_GAMES:
+  if key not in _SHIPPED:
     out = []
     for name in files:
+      path = os.path.join(DATA_DIR, name)
       try:
-        meta, _ = read_checkpoint(os.path.join(DATA_DIR, name))
+        meta, _ = read_checkpoint(path)
       except CheckpointError:
         continue
-      out.append(meta["game"])
-    _SHIPPED_GAMES.clear()
-    _SHIPPED_GAMES[key] = out
-  return list(_SHIPPED_GAMES[key])
+      out.append((meta["game"], path))
+    _SHIPPED.clear()
+    _SHIPPED[key] = out
+  return _SHIPPED[key]
+
+
+def shipped_games() -> list[str]:
+  """The games a network ships for (their load_game strings)."""
+  return [name for name, _ in _shipped()]
 
 
 def shipped_checkpoint(game: pyspiel.Game | str) -> str | None:
@@ -863,9 +869,9 @@ def shipped_checkpoint(game: pyspiel.Game | str) -> str | None:
   if os.path.exists(path):
     return path
   game = pyspiel.load_game(game) if isinstance(game, str) else game
-  for name in shipped_games():
+  for name, shipped in _shipped():
     if same_game(name, game):
-      return os.path.join(DATA_DIR, shipped_checkpoint_name(name))
+      return shipped
   return None
 
 

@@ -7,7 +7,8 @@ r"""Exploitability of SoG with trained networks, and its training curve.
 1. For each game of --games (default: every game with a shipped network:
    kuhn_poker, leduc_poker and liar's dice 1x4, 1x5, 1x6 and 2x3; 1x6 and
    2x3 take a few minutes per seed): the exact exploitability (NashConv / 2,
-   `sog_exploitability`) of SoG(--simulations, 1) with the game's shipped
+   `sog_exploitability`) of SoG(--simulations, --expansions_per_update;
+   default 1) with the game's shipped
    network (open_spiel_sog/data/, or a --checkpoints override) over --seeds:
    min / mean / max, seconds per seed, the goal (GOALS, or --goals) and
    PASS / FAIL, ReBeL's CFR-D figure where its Table 2 has one, the
@@ -64,6 +65,12 @@ _EXACT_SEEDS = flags.DEFINE_string(
 _SIMULATIONS = flags.DEFINE_integer("simulations", 100,
                                     "s of SoG(s, 1) in the per-game "
                                     "measurement.")
+_EXPANSIONS_PER_UPDATE = flags.DEFINE_float(
+    "expansions_per_update", 1.0,
+    "c of SoG(s, c) in the per-game measurement: expansion simulations per "
+    "CFR update (0.25: four updates per simulation, 4 s updates in all). The "
+    "goals are for SoG(100, 1): with other --simulations or c, none is "
+    "checked.")
 _AVERAGING_POWER = flags.DEFINE_float(
     "averaging_power", sog.SoGConfig.averaging_power,
     "The sog bot's averaging_power in every measurement: CFR update t "
@@ -248,8 +255,10 @@ def _measure_games(games, overrides, seeds, simulations, progress,
   for game, (path, source) in zip(games, [_resolve_checkpoint(g, overrides)
                                           for g in games]):
     info = _checkpoint_info(path)
-    params = {"simulations": simulations, "value_function": "cvpn",
-              "checkpoint": path, "averaging_power": _AVERAGING_POWER.value}
+    c = _EXPANSIONS_PER_UPDATE.value
+    params = {"simulations": simulations, "expansions_per_update": c,
+              "value_function": "cvpn", "checkpoint": path,
+              "averaging_power": _AVERAGING_POWER.value}
     summary = sog_exploitability(game, params, seeds, progress=progress)
     errors = value_error.value_error(
         cvpn.CVPNValueFunction.from_checkpoint(path, game),
@@ -257,10 +266,12 @@ def _measure_games(games, overrides, seeds, simulations, progress,
     exact = None
     if exact_seeds:
       exact = sog_exploitability(
-          game, {"simulations": simulations, "value_function": "exact",
+          game, {"simulations": simulations, "expansions_per_update": c,
+                 "value_function": "exact",
                  "averaging_power": _AVERAGING_POWER.value},
           exact_seeds, progress=progress)
-    goal = _goal(game)
+    # The goals are SoG(100, 1)'s.
+    goal = _goal(game) if (simulations, c) == (100, 1.0) else None
     statistic = summary[_GOAL_STATISTIC.value]
     row = dict(summary)
     row.update({
@@ -291,7 +302,7 @@ def _measure_games(games, overrides, seeds, simulations, progress,
                 f"{', '.join(map(str, info['averaged_steps']))})")
     examples = ("unknown" if info["examples"] is None
                 else str(info["examples"]))
-    print(f"{row['game']}: SoG({simulations}, 1), averaging_power "
+    print(f"{row['game']}: SoG({simulations}, {c:g}), averaging_power "
           f"{_AVERAGING_POWER.value:g}, {len(seeds)} seed(s): "
           f"exploitability min {row['min']:.6f}  mean {row['mean']:.6f}  "
           f"max {row['max']:.6f}; {row['seconds_per_seed']:.1f} s per seed; "
@@ -415,10 +426,13 @@ def main(argv):
                    if _EXACT_SEEDS.value.strip() else [])
     if _SIMULATIONS.value < 1:
       raise ValueError("--simulations must be >= 1")
-    try:
-      sog.SoGConfig.from_params({"averaging_power": _AVERAGING_POWER.value})
-    except ValueError as e:
-      raise ValueError(f"--averaging_power: {e}") from None
+    for flag, value in (("averaging_power", _AVERAGING_POWER.value),
+                        ("expansions_per_update",
+                         _EXPANSIONS_PER_UPDATE.value)):
+      try:
+        sog.SoGConfig.from_params({flag: value})
+      except ValueError as e:
+        raise ValueError(f"--{flag}: {e}") from None
     _goals()  # a malformed --goals is refused before anything is measured
     curve = None
     if _CURVE_PNG.value:
@@ -448,6 +462,7 @@ def main(argv):
       "settings": {"games": [str(g) for g in games], "seeds": seeds,
                    "exact_seeds": exact_seeds,
                    "simulations": _SIMULATIONS.value,
+                   "expansions_per_update": _EXPANSIONS_PER_UPDATE.value,
                    "averaging_power": _AVERAGING_POWER.value,
                    "goal_statistic": _GOAL_STATISTIC.value},
       "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),

@@ -16,6 +16,8 @@ r"""Exploitability of SoG with trained networks, and its training curve.
    and its range-weighted value error at the reference beliefs of
    `evaluation/value_error.py` (the guard of tests/shipped_networks_test.py);
    with --exact_seeds, the same SoG with exact leaf values beside it.
+   --params adds sog parameters (e.g. 'alpha=0.25'); the goals are checked
+   only at SoG(100, 1) with the bot's defaults.
 2. With --curve_png: exploitability against training steps on --curve_game
    for each search size of --curve_simulations (Figure 3 of the SoG paper),
    one point per checkpoint of --curve_checkpoints (a glob, e.g. the
@@ -71,6 +73,11 @@ _EXPANSIONS_PER_UPDATE = flags.DEFINE_float(
     "CFR update (0.25: four updates per simulation, 4 s updates in all). The "
     "goals are for SoG(100, 1): with other --simulations or c, none is "
     "checked.")
+_PARAMS = flags.DEFINE_string(
+    "params", "", "More sog bot parameters for the per-game and exact-leaf "
+    "measurements, as 'name=value,name=value' (e.g. 'alpha=0.25,c_puct=0.5';"
+    " docs/sog.md lists them). The goals are for the bot's defaults: with "
+    "any here, none is checked.")
 _AVERAGING_POWER = flags.DEFINE_float(
     "averaging_power", sog.SoGConfig.averaging_power,
     "The sog bot's averaging_power in every measurement: CFR update t "
@@ -202,6 +209,24 @@ def _goals() -> dict[str, float]:
   return goals
 
 
+def _extra_params() -> dict:
+  """--params as typed sog parameters (checked by SoGConfig)."""
+  raw = {}
+  for entry in filter(None, (e.strip() for e in _PARAMS.value.split(","))):
+    name, sep, value = entry.partition("=")
+    name = name.strip()
+    if not sep or not name:
+      raise ValueError(f"--params: malformed entry {entry!r}; expected "
+                       "'name=value,name=value'")
+    if name in ("simulations", "expansions_per_update", "averaging_power",
+                "value_function", "checkpoint", "seed"):
+      raise ValueError(f"--params: {name} is set by its own flag (or by the "
+                       "benchmark); use that instead")
+    raw[name] = value.strip()
+  config = sog.SoGConfig.from_params(raw)
+  return {name: getattr(config, name) for name in raw}
+
+
 def _goal(game):
   return _goals().get(str(game))
 
@@ -258,7 +283,7 @@ def _measure_games(games, overrides, seeds, simulations, progress,
     c = _EXPANSIONS_PER_UPDATE.value
     params = {"simulations": simulations, "expansions_per_update": c,
               "value_function": "cvpn", "checkpoint": path,
-              "averaging_power": _AVERAGING_POWER.value}
+              "averaging_power": _AVERAGING_POWER.value, **_extra_params()}
     summary = sog_exploitability(game, params, seeds, progress=progress)
     errors = value_error.value_error(
         cvpn.CVPNValueFunction.from_checkpoint(path, game),
@@ -268,10 +293,12 @@ def _measure_games(games, overrides, seeds, simulations, progress,
       exact = sog_exploitability(
           game, {"simulations": simulations, "expansions_per_update": c,
                  "value_function": "exact",
-                 "averaging_power": _AVERAGING_POWER.value},
+                 "averaging_power": _AVERAGING_POWER.value,
+                 **_extra_params()},
           exact_seeds, progress=progress)
-    # The goals are SoG(100, 1)'s.
-    goal = _goal(game) if (simulations, c) == (100, 1.0) else None
+    # The goals are SoG(100, 1)'s, with the bot's defaults.
+    goal = (_goal(game) if (simulations, c) == (100, 1.0) and
+            not _extra_params() else None)
     statistic = summary[_GOAL_STATISTIC.value]
     row = dict(summary)
     row.update({
@@ -303,7 +330,9 @@ def _measure_games(games, overrides, seeds, simulations, progress,
     examples = ("unknown" if info["examples"] is None
                 else str(info["examples"]))
     print(f"{row['game']}: SoG({simulations}, {c:g}), averaging_power "
-          f"{_AVERAGING_POWER.value:g}, {len(seeds)} seed(s): "
+          f"{_AVERAGING_POWER.value:g}"
+          + "".join(f", {k}={v}" for k, v in _extra_params().items())
+          + f", {len(seeds)} seed(s): "
           f"exploitability min {row['min']:.6f}  mean {row['mean']:.6f}  "
           f"max {row['max']:.6f}; {row['seconds_per_seed']:.1f} s per seed; "
           f"{verdict}", flush=True)
@@ -433,6 +462,11 @@ def main(argv):
         sog.SoGConfig.from_params({flag: value})
       except ValueError as e:
         raise ValueError(f"--{flag}: {e}") from None
+    try:
+      _extra_params()
+    except ValueError as e:
+      raise ValueError(f"--params: {e}" if not str(e).startswith("--params")
+                       else str(e)) from None
     _goals()  # a malformed --goals is refused before anything is measured
     curve = None
     if _CURVE_PNG.value:
@@ -464,6 +498,7 @@ def main(argv):
                    "simulations": _SIMULATIONS.value,
                    "expansions_per_update": _EXPANSIONS_PER_UPDATE.value,
                    "averaging_power": _AVERAGING_POWER.value,
+                   "params": _extra_params(),
                    "goal_statistic": _GOAL_STATISTIC.value},
       "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                   "jax_backend": jax.default_backend()},

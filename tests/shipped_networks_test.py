@@ -30,8 +30,9 @@ VALUE_ERROR = {
     "kuhn_poker": (0.2047, 0.226),
     "leduc_poker": (0.8345, 0.918),
     "liars_dice(dice_sides=4,numdice=1)": (0.2741, 0.302),
-    # Measured 2026-11-24 (an untrained one: 0.816).
-    "liars_dice(dice_sides=5,numdice=1)": (0.3574, 0.393),
+    # Retrained (30,000 steps) and measured 2026-11-24 (an untrained one:
+    # 0.816).
+    "liars_dice(dice_sides=5,numdice=1)": (0.3487, 0.384),
     # Measured 2026-11-24 (untrained ones: 0.868 and 0.824).
     "liars_dice(dice_sides=6,numdice=1)": (0.4351, 0.479),
     "liars_dice(dice_sides=3,numdice=2)": (0.3862, 0.425),

@@ -223,7 +223,10 @@ def _extra_params() -> dict:
       raise ValueError(f"--params: {name} is set by its own flag (or by the "
                        "benchmark); use that instead")
     raw[name] = value.strip()
-  config = sog.SoGConfig.from_params(raw)
+  try:
+    config = sog.SoGConfig.from_params(raw)
+  except ValueError as e:
+    raise ValueError(f"--params: {e}") from None
   return {name: getattr(config, name) for name in raw}
 
 
@@ -275,7 +278,7 @@ def _hours(seconds):
 
 
 def _measure_games(games, overrides, seeds, simulations, progress,
-                   exact_seeds):
+                   exact_seeds, extra):
   rows = []
   for game, (path, source) in zip(games, [_resolve_checkpoint(g, overrides)
                                           for g in games]):
@@ -283,7 +286,7 @@ def _measure_games(games, overrides, seeds, simulations, progress,
     c = _EXPANSIONS_PER_UPDATE.value
     params = {"simulations": simulations, "expansions_per_update": c,
               "value_function": "cvpn", "checkpoint": path,
-              "averaging_power": _AVERAGING_POWER.value, **_extra_params()}
+              "averaging_power": _AVERAGING_POWER.value, **extra}
     summary = sog_exploitability(game, params, seeds, progress=progress)
     errors = value_error.value_error(
         cvpn.CVPNValueFunction.from_checkpoint(path, game),
@@ -294,11 +297,11 @@ def _measure_games(games, overrides, seeds, simulations, progress,
           game, {"simulations": simulations, "expansions_per_update": c,
                  "value_function": "exact",
                  "averaging_power": _AVERAGING_POWER.value,
-                 **_extra_params()},
+                 **extra},
           exact_seeds, progress=progress)
     # The goals are SoG(100, 1)'s, with the bot's defaults.
     goal = (_goal(game) if (simulations, c) == (100, 1.0) and
-            not _extra_params() else None)
+            not extra else None)
     statistic = summary[_GOAL_STATISTIC.value]
     row = dict(summary)
     row.update({
@@ -331,7 +334,7 @@ def _measure_games(games, overrides, seeds, simulations, progress,
                 else str(info["examples"]))
     print(f"{row['game']}: SoG({simulations}, {c:g}), averaging_power "
           f"{_AVERAGING_POWER.value:g}"
-          + "".join(f", {k}={v}" for k, v in _extra_params().items())
+          + "".join(f", {k}={v}" for k, v in extra.items())
           + f", {len(seeds)} seed(s): "
           f"exploitability min {row['min']:.6f}  mean {row['mean']:.6f}  "
           f"max {row['max']:.6f}; {row['seconds_per_seed']:.1f} s per seed; "
@@ -462,11 +465,7 @@ def main(argv):
         sog.SoGConfig.from_params({flag: value})
       except ValueError as e:
         raise ValueError(f"--{flag}: {e}") from None
-    try:
-      _extra_params()
-    except ValueError as e:
-      raise ValueError(f"--params: {e}" if not str(e).startswith("--params")
-                       else str(e)) from None
+    extra = _extra_params()
     _goals()  # a malformed --goals is refused before anything is measured
     curve = None
     if _CURVE_PNG.value:
@@ -498,13 +497,13 @@ def main(argv):
                    "simulations": _SIMULATIONS.value,
                    "expansions_per_update": _EXPANSIONS_PER_UPDATE.value,
                    "averaging_power": _AVERAGING_POWER.value,
-                   "params": _extra_params(),
+                   "params": extra,
                    "goal_statistic": _GOAL_STATISTIC.value},
       "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                   "jax_backend": jax.default_backend()},
   }
   rows = _measure_games(games, overrides, seeds, _SIMULATIONS.value,
-                        _PROGRESS.value, exact_seeds)
+                        _PROGRESS.value, exact_seeds, extra)
   summary["games"] = rows
   graded = [r["passed"] for r in rows if r["passed"] is not None]
   summary["all_passed"] = all(graded) if graded else None

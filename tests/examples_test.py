@@ -106,6 +106,41 @@ def test_search_speed_times_a_network_search_against_cfr_plus():
   assert "Traceback" not in refused.stderr
 
 
+def test_sog_trained_passes_c_and_params_to_the_search():
+  """--expansions_per_update and --params reach the bot: the figure is
+  sog_exploitability's (OpenSpiel's exploitability) with the same
+  parameters, and no goal is checked away from SoG(100, 1)'s defaults."""
+  result = _run("benchmarks/sog_trained.py", "--games=kuhn_poker",
+                "--seeds=0", "--simulations=20", "--expansions_per_update=0.5",
+                "--params=alpha=0.25,alternating=false", "--noprogress",
+                "--json")
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  assert summary["settings"]["params"] == {"alpha": 0.25,
+                                           "alternating": False}
+  (row,) = summary["games"]
+  assert row["goal"] is None and row["passed"] is None
+  # Imported here: the other tests of this file only run subprocesses.
+  from open_spiel_sog.evaluation.exploitability import sog_exploitability  # pylint: disable=g-import-not-at-top
+  expected = sog_exploitability(
+      "kuhn_poker", {"simulations": 20, "expansions_per_update": 0.5,
+                     "alpha": 0.25, "alternating": False}, seeds=[0])
+  assert row["values"] == pytest.approx(expected["values"], abs=1e-12)
+  default = sog_exploitability("kuhn_poker", {"simulations": 20}, seeds=[0])
+  assert row["values"] != pytest.approx(default["values"], abs=1e-6)
+  for flag, message in [("--params=alpha=x", "--params: sog: parameter "
+                                             "'alpha' must be of type float"),
+                        ("--params=seed=3", "--params: seed is set by its "
+                                            "own flag"),
+                        ("--expansions_per_update=0",
+                         "--expansions_per_update: sog: expansions_per_update"
+                         " must be")]:
+    refused = _run("benchmarks/sog_trained.py", "--games=kuhn_poker", flag)
+    assert refused.returncode != 0
+    assert message in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
 def test_sog_demo_scores_agents_and_plays_duplicate_head_to_head():
   # Imported here: the other tests of this file only run subprocesses.
   # pylint: disable-next=g-import-not-at-top

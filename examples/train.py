@@ -14,6 +14,10 @@ installed (tensorflow and tensorboard), `--tensorboard_dir` gets TensorBoard
 summaries; without it, the run stops before training. `--resume`
 continues from `--checkpoint`. `--json` prints a summary as the last line.
 
+Ctrl-C (SIGINT) or SIGTERM stops the workers, writes the checkpoint, prints
+the summary and exits with 130 or 143; `--resume` continues from there. A
+second signal aborts at once.
+
 The shipped networks in open_spiel_sog/data/ were made with the commands in
 README.md ("Shipped networks").
 """
@@ -31,7 +35,9 @@ from open_spiel_sog.algorithms import cvpn
 from open_spiel_sog.algorithms.training import BACKENDS
 from open_spiel_sog.algorithms.training import EvalConfig
 from open_spiel_sog.algorithms.training import TrainConfig
+from open_spiel_sog.algorithms.training import PLATFORMS
 from open_spiel_sog.algorithms.training import Trainer
+from open_spiel_sog.algorithms.training import stop_on_signals
 
 _D = TrainConfig()
 _N = cvpn.NetworkConfig()
@@ -58,6 +64,22 @@ _BACKEND = flags.DEFINE_enum(
     "backend", _D.backend, list(BACKENDS),
     "inline: one process; process: multiprocessing workers; ray: Ray actors "
     "(pip install 'open_spiel_sog[ray]').")
+_IDLE_PLAY = flags.DEFINE_bool(
+    "idle_solvers_play", _D.idle_solvers_play,
+    "A query solver with no query waiting plays a self-play game instead of "
+    "waiting (--noidle_solvers_play: it waits).")
+_RAY_ADDRESS = flags.DEFINE_string(
+    "ray_address", _D.ray_address,
+    "With --backend=ray: the Ray cluster to train on (host:port of its head, "
+    "or 'auto' for the one `ray start` runs here); empty starts a local Ray.")
+_LEARNER_PLATFORM = flags.DEFINE_enum(
+    "learner_platform", _D.learner_platform, list(PLATFORMS),
+    "Where the learner's gradient steps run (gpu: an error when JAX sees "
+    "none).")
+_WORKER_PLATFORM = flags.DEFINE_enum(
+    "worker_platform", _D.worker_platform, list(PLATFORMS),
+    "Where the workers' JAX runs (searches are faster on the CPU; cpu keeps "
+    "them off the accelerator's memory).")
 _BATCH = flags.DEFINE_integer("batch_size", _D.batch_size,
                               "Examples per gradient update.")
 _REPLAY = flags.DEFINE_integer("replay_size", _D.replay_size,
@@ -217,6 +239,9 @@ def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
       solver_simulations=_SOLVER_S.value,
       solver_expansions_per_update=_SOLVER_C.value,
       actors=_ACTORS.value, solvers=_SOLVERS.value, backend=_BACKEND.value,
+      ray_address=_RAY_ADDRESS.value, idle_solvers_play=_IDLE_PLAY.value,
+      learner_platform=_LEARNER_PLATFORM.value,
+      worker_platform=_WORKER_PLATFORM.value,
       batch_size=_BATCH.value, replay_size=_REPLAY.value,
       min_replay=_MIN_REPLAY.value,
       max_updates_per_example=_MAX_UPDATES.value, q_search=_Q_SEARCH.value,
@@ -245,16 +270,19 @@ def main(argv):
     print(f"train: {e}", file=sys.stderr)
     return 2
   try:
-    summary = trainer.run()
+    with stop_on_signals(trainer) as received:
+      summary = trainer.run()
   finally:
     if writer is not None:
       writer.close()
-  print(f"trained {summary['game']} to step {summary['steps']} in "
+  verb = f"stopped ({summary['stopped']})" if summary["stopped"] else "trained"
+  print(f"{verb} {summary['game']} at step {summary['steps']} after "
         f"{summary['seconds']:.0f} s ({summary['examples']} examples); "
         f"checkpoint: {summary['checkpoint']}", file=sys.stderr)
   if _JSON.value:
     print(json.dumps(summary, default=float))
-  return 0
+  # As a shell reports a process a signal ended: 130 (SIGINT), 143 (SIGTERM).
+  return 128 + received[0] if received else 0
 
 
 if __name__ == "__main__":

@@ -483,6 +483,15 @@ class CVPN:
     self.opt_state = self._optimizer.init(self.params)
     self.step = 0
 
+  def param_shapes(self):
+    """The parameter tree's shapes and dtypes (jax.ShapeDtypeStruct leaves),
+    without computing any parameters: a template for `_unflatten` in
+    processes that receive their parameters (the training workers), where
+    `init` would cost seconds of op-by-op compilation."""
+    jax = self._jax
+    dummy = np.zeros((1, self.encoder.input_size), dtype=np.float32)
+    return jax.eval_shape(self._net.init, jax.random.PRNGKey(0), dummy)
+
   def _check_writable(self, what: str) -> None:
     if self.read_only:
       raise ValueError(
@@ -621,9 +630,10 @@ def _unflatten(template, arrays: dict[str, np.ndarray], prefix: str, path):
   loaded = []
   for k, leaf in zip(keys, leaves):
     a = arrays[k]
-    if a.shape != np.shape(leaf):
+    shape = tuple(leaf.shape)  # arrays, or jax.ShapeDtypeStruct templates
+    if a.shape != shape:
       raise CheckpointError(f"{path}: {k} has shape {a.shape}, the network "
-                            f"expects {np.shape(leaf)}")
+                            f"expects {shape}")
     loaded.append(a)
   return jax.tree_util.tree_unflatten(treedef, loaded)
 

@@ -9,6 +9,7 @@ from typing import Any
 from open_spiel_sog.algorithms.cvpn import NetworkConfig
 
 BACKENDS = ("inline", "process", "ray")
+PLATFORMS = ("cpu", "gpu")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +51,9 @@ class TrainConfig:
     search_opponent_nodes: each seat also re-solves at the other's decisions
       (as the sog bot does).
     alpha: the re-solving gadget's mix with the previous opponent range.
+    idle_solvers_play: a query solver that finds no query waiting plays a
+      self-play game, as an actor does, instead of waiting for one (with one
+      actor, a Leduc solver otherwise waits for queries 30% of its time).
     max_queued_queries: the query queue's capacity (new queries are dropped
       when it is full).
     publish_every: the learner publishes parameters to the workers every this
@@ -61,6 +65,13 @@ class TrainConfig:
       PATH.step-N.npz.
     seed: seed of the network initialisation and all sampling.
     network: the CVPN and optimiser settings.
+    learner_platform: where the learner's gradient steps run: "cpu" or "gpu"
+      (an error when JAX sees no GPU).
+    worker_platform: where the workers' JAX runs: "cpu" (the default; their
+      searches are faster there and they never take accelerator memory) or
+      "gpu" (memory taken as needed).
+    ray_address: the Ray cluster the "ray" backend connects to ("" starts a
+      local Ray instance; "auto" finds a running one).
   """
   game: str = "kuhn_poker"
   steps: int = 1000
@@ -86,6 +97,7 @@ class TrainConfig:
   max_moves: int = 0
   search_opponent_nodes: bool = True
   alpha: float = 0.5
+  idle_solvers_play: bool = True
   max_queued_queries: int = 10_000
   publish_every: int = 50
   checkpoint: str = ""
@@ -93,6 +105,9 @@ class TrainConfig:
   keep_checkpoints: bool = False
   seed: int = 0
   network: NetworkConfig = NetworkConfig()
+  learner_platform: str = "cpu"
+  worker_platform: str = "cpu"
+  ray_address: str = ""
 
   def validate(self) -> None:
     def positive(name, strict=True):
@@ -120,6 +135,13 @@ class TrainConfig:
       if not 0.0 <= getattr(self, name) <= 1.0:
         raise ValueError(f"train: {name} must be in [0, 1], got "
                          f"{getattr(self, name)}")
+    for name in ("learner_platform", "worker_platform"):
+      if getattr(self, name) not in PLATFORMS:
+        raise ValueError(f"train: unknown {name} {getattr(self, name)!r}; "
+                         f"supported: {', '.join(map(repr, PLATFORMS))}")
+    if self.ray_address and self.backend != "ray":
+      raise ValueError(f"train: ray_address is for the ray backend, not "
+                       f"{self.backend!r}")
     if self.min_replay > self.replay_size:
       raise ValueError("train: min_replay exceeds replay_size")
     self.network.validate()

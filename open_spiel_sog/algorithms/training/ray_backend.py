@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import queue as queue_lib
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -97,7 +98,7 @@ class _RayWorker:
   def run(self) -> dict:
     """The worker loop, until `stop()`; returns the worker's stats."""
     trainer.worker_loop(self.role, self.worker, self.channel,
-                        self._stop.is_set)
+                        self._stop.is_set, self.clock)
     return dataclasses.asdict(self.worker.stats)
 
   def stop(self) -> None:
@@ -122,8 +123,7 @@ class RayBackend:
   def __init__(self, config: TrainConfig, net: cvpn.CVPN):
     self.config = config
     self.net = net
-    self.stats = {}
-    self._worker_stats: dict[str, dict] = {}
+    self.worker_stats = trainer.WorkerStats()
     self._owns_ray = False
     self.workers: list[tuple[str, Any]] = []  # (name, actor handle)
     self._runs: dict[Any, str] = {}  # run() reference -> worker name
@@ -133,7 +133,9 @@ class RayBackend:
 
   def start(self, params) -> None:
     if not ray.is_initialized():
-      ray.init(ignore_reinit_error=True, include_dashboard=False,
+      # With an address, connect to that cluster; without, start a local one.
+      ray.init(address=self.config.ray_address or None,
+               ignore_reinit_error=True, include_dashboard=False,
                log_to_driver=True)
       self._owns_ray = True
     cfg = self.config
@@ -150,13 +152,21 @@ class RayBackend:
     num_cpus = min(1.0, cpus / len(roles))
     param_ref = ray.put(_to_numpy(params))
     worker_class = _remote_worker_class()
+    # The worker processes' environment is set before they import numpy and
+    # JAX: one compute thread each, JAX on the CPU (trainer.worker_environment).
+    runtime_env = {"env_vars": trainer.worker_environment(cfg.worker_platform)}
     for i, role in enumerate(roles):
       name = f"sog-{role}-{i}"
-      handle = worker_class.options(num_cpus=num_cpus).remote(
-          role, i, cfg.to_json(), param_ref, self.query_queue,
-          self.example_queue)
+      handle = worker_class.options(
+          num_cpus=num_cpus, runtime_env=runtime_env).remote(
+              role, i, cfg.to_json(), param_ref, self.query_queue,
+              self.example_queue, time.time())
       self.workers.append((name, handle))
       self._runs[handle.run.remote()] = name
+
+  @property
+  def stats(self) -> dict[str, float]:
+    return self.worker_stats.totals()
 
   def publish(self, params, step: int) -> None:
     del step
@@ -181,10 +191,7 @@ class RayBackend:
     out = []
     for arrays, stats in items:
       out.append(cvpn.Batch(*(arrays[f] for f in cvpn.Batch.FIELDS)))
-      self._worker_stats[stats.pop("worker")] = stats
-    if self._worker_stats:
-      self.stats = {k: sum(s[k] for s in self._worker_stats.values())
-                    for k in next(iter(self._worker_stats.values()))}
+      self.worker_stats.update(stats)
     self._check_workers()
     return out
 

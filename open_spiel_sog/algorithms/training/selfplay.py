@@ -89,12 +89,13 @@ class Worker:
 
   def __init__(self, config: TrainConfig, net: cvpn.CVPN | None = None,
                seed: int = 0, index: int = 0):
+    """Without `net`, the worker builds the network without parameters
+    (they come from the learner): `set_params` before any work."""
     self.config = config
     self.game = sog.search_game(pyspiel.load_game(config.game))
     if net is None:
       observer = PublicStateObserver(self.game)
       net = cvpn.CVPN(cvpn.Encoder(observer), config.network)
-      net.init(config.seed)
     self.net = net
     self.observer = net.encoder.observer
     self.encoder = net.encoder

@@ -24,13 +24,16 @@ saved: a resumed run refills it before learning.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import multiprocessing
 import os
 import queue as queue_lib
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from typing import Any, Callable
 
@@ -52,33 +55,144 @@ _INLINE_SOLVES_PER_TURN = 8
 # --- Worker loop (shared by the process and Ray backends) --------------------
 
 
-def _limit_threads() -> None:
-  """One compute thread per worker: the workers share the machine's cores."""
-  os.environ.setdefault(
-      "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
-      "intra_op_parallelism_threads=1")
-  os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Environment of worker processes: one compute thread each (the workers share
+# the machine's cores; numpy's BLAS and XLA would otherwise each start a pool
+# as wide as the machine in every worker, read once at import), and JAX on the
+# CPU unless the workers are asked onto an accelerator (`worker_platform`).
+_WORKER_THREAD_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false "
+                 "intra_op_parallelism_threads=1",
+}
+
+
+def worker_environment(worker_platform: str = "cpu") -> dict[str, str]:
+  """Environment variables a worker process must start with (they are read
+  when numpy and JAX load, before any of our code runs in it)."""
+  env = dict(_WORKER_THREAD_ENV)
+  if worker_platform == "cpu":
+    env["JAX_PLATFORMS"] = "cpu"
+  else:
+    # On an accelerator, take memory as needed rather than most of it.
+    env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+  return env
+
+
+@contextlib.contextmanager
+def _child_environment(env: dict[str, str]):
+  """`env` set, and SIGINT ignored, while child processes start: spawned
+  children inherit both (Python leaves an ignored SIGINT ignored), so a
+  Ctrl-C in the terminal reaches the learner only, which stops them."""
+  saved = {k: os.environ.get(k) for k in env}
+  os.environ.update(env)
+  handler = None
+  if threading.current_thread() is threading.main_thread():
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+  try:
+    yield
+  finally:
+    if handler is not None:
+      signal.signal(signal.SIGINT, handler)
+    for k, v in saved.items():
+      if v is None:
+        os.environ.pop(k, None)
+      else:
+        os.environ[k] = v
+
+
+class WorkerClock:
+  """Where a worker's time goes, sent with each example batch.
+
+  busy_s: searching (self-play games, query solves); wait_s: waiting for a
+  query; params_s: loading published parameters; io_s: sending examples and
+  queries; cpu_s: the process's CPU time. Wall-clock instants (time.time()):
+  launched_at (the parent started the process), ready_at (the worker loop
+  began: imports and set-up done, first parameters loaded) and
+  first_example_at.
+  """
+
+  def __init__(self, launched_at: float | None = None):
+    self.launched_at = launched_at if launched_at is not None else time.time()
+    self.ready_at = None
+    self.first_example_at = None
+    self.busy_s = self.wait_s = self.params_s = self.io_s = 0.0
+    self._t0 = time.perf_counter()
+
+  def stats(self, name: str, work: selfplay.WorkStats) -> dict[str, Any]:
+    out = dataclasses.asdict(work)
+    out.update(worker=name, busy_s=self.busy_s, wait_s=self.wait_s,
+               params_s=self.params_s, io_s=self.io_s,
+               cpu_s=time.process_time(),
+               alive_s=time.perf_counter() - self._t0,
+               launched_at=self.launched_at, ready_at=self.ready_at,
+               first_example_at=self.first_example_at)
+    return out
 
 
 def worker_loop(role: str, worker: selfplay.Worker, channel,
-                should_stop: Callable[[], bool]) -> None:
+                should_stop: Callable[[], bool],
+                clock: WorkerClock | None = None) -> None:
   """Actor or solver work until `should_stop()`; `channel` moves queries,
   examples and parameters (see `_FileChannel` and the Ray backend)."""
+  clock = clock or WorkerClock()
+  if clock.ready_at is None:
+    clock.ready_at = time.time()
+  name = f"{role}-{worker.index}"
+  now = time.perf_counter
   while not should_stop():
+    t0 = now()
     params = channel.new_params()
     if params is not None:
       worker.set_params(params)
+    t1 = now()
+    clock.params_s += t1 - t0
     if role == "actor":
       batch, pushed = worker.play_game()
     else:
-      message = channel.get_query(timeout=0.5)
-      if message is None:
+      idle_play = worker.config.idle_solvers_play
+      message = channel.get_query(timeout=0.05 if idle_play else 0.5)
+      t2 = now()
+      clock.wait_s += t2 - t1
+      t1 = t2
+      if message is not None:
+        batch, pushed = worker.solve([message])
+      elif idle_play:
+        # No query waiting: a self-play game (an actor's work) rather than
+        # an idle wait; the queries pile up meanwhile.
+        batch, pushed = worker.play_game()
+      else:
         continue
-      batch, pushed = worker.solve([message])
-    stats = dataclasses.asdict(worker.stats)
-    stats["worker"] = f"{role}-{worker.index}"
-    channel.put_examples(batch, stats)
+    t2 = now()
+    clock.busy_s += t2 - t1
+    if clock.first_example_at is None:
+      clock.first_example_at = time.time()
+    channel.put_examples(batch, clock.stats(name, worker.stats))
     channel.put_queries(pushed)
+    clock.io_s += now() - t2
+
+
+class WorkerStats:
+  """The latest stats of each worker (`WorkerClock.stats`), and their sums."""
+
+  # Instants, not amounts: never summed.
+  _INSTANTS = ("launched_at", "ready_at", "first_example_at")
+
+  def __init__(self):
+    self.per_worker: dict[str, dict[str, Any]] = {}
+
+  def update(self, stats: dict[str, Any]) -> None:
+    stats = dict(stats)
+    self.per_worker[stats.pop("worker")] = stats
+
+  def totals(self) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for stats in self.per_worker.values():
+      for k, v in stats.items():
+        if k not in self._INSTANTS:
+          out[k] = out.get(k, 0) + v
+    return out
 
 
 class QueueChannel:
@@ -136,12 +250,12 @@ class _FileChannel(QueueChannel):
 
 
 def _process_main(role: str, index: int, config_json: dict, param_path: str,
-                  query_queue, example_queue, stop_event) -> None:
-  _limit_threads()
+                  query_queue, example_queue, stop_event,
+                  launched_at: float) -> None:
+  clock = WorkerClock(launched_at)
   config = TrainConfig.from_json(config_json)
-  worker = selfplay.Worker(config, seed=1 + index, index=index)
   channel = _FileChannel(query_queue, example_queue, param_path,
-                         worker.net.params, config.solvers)
+                         None, config.solvers)
   parent = multiprocessing.parent_process()
 
   def should_stop() -> bool:
@@ -149,19 +263,17 @@ def _process_main(role: str, index: int, config_json: dict, param_path: str,
     return stop_event.is_set() or (parent is not None and
                                    not parent.is_alive())
 
+  worker = selfplay.Worker(config, seed=1 + index, index=index)
+  channel.template = worker.net.param_shapes()
   # Wait for the learner's first parameters.
   params = channel.new_params()
   while params is None:
     if should_stop():
       return
-    time.sleep(0.1)
+    time.sleep(0.05)
     params = channel.new_params()
   worker.set_params(params)
-
-  try:
-    worker_loop(role, worker, channel, should_stop)
-  except KeyboardInterrupt:
-    pass
+  worker_loop(role, worker, channel, should_stop, clock)
 
 
 # --- Backends ----------------------------------------------------------------
@@ -176,7 +288,8 @@ class InlineBackend:
     self.worker = selfplay.Worker(config, worker_net, seed=1)
     self.queries = collections.deque(maxlen=config.max_queued_queries)
     self.solvers = config.solvers
-    self.stats = {}
+    self.worker_stats = WorkerStats()
+    self.clock = WorkerClock()
 
   def start(self, params) -> None:
     self.worker.set_params(params)
@@ -185,18 +298,27 @@ class InlineBackend:
     del step
     self.worker.set_params(params)
 
+  @property
+  def stats(self) -> dict[str, float]:
+    return self.worker_stats.totals()
+
   def poll(self, block: bool) -> list[cvpn.Batch]:
     if not block:
       return []
+    t0 = time.perf_counter()
     if self.queries:
       messages = [self.queries.popleft() for _ in range(
           min(len(self.queries), _INLINE_SOLVES_PER_TURN))]
       batch, pushed = self.worker.solve(messages)
     else:
       batch, pushed = self.worker.play_game()
+    self.clock.busy_s += time.perf_counter() - t0
+    if self.clock.first_example_at is None:
+      self.clock.ready_at = self.clock.launched_at
+      self.clock.first_example_at = time.time()
     if self.solvers:
       self.queries.extend(pushed)
-    self.stats = dataclasses.asdict(self.worker.stats)
+    self.worker_stats.update(self.clock.stats("inline-0", self.worker.stats))
     return [batch]
 
   def stop(self) -> None:
@@ -216,21 +338,26 @@ class ProcessBackend:
     self.example_queue = self._ctx.Queue()
     self.stop_event = self._ctx.Event()
     self.processes = []
-    self.stats = {}
-    self._worker_stats: dict[int, dict] = {}
+    self.worker_stats = WorkerStats()
+
+  @property
+  def stats(self) -> dict[str, float]:
+    return self.worker_stats.totals()
 
   def start(self, params) -> None:
     self.publish(params, self.net.step)
     roles = (["actor"] * self.config.actors +
              ["solver"] * self.config.solvers)
-    for i, role in enumerate(roles):
-      p = self._ctx.Process(
-          target=_process_main, name=f"sog-{role}-{i}",
-          args=(role, i, self.config.to_json(), self.param_path,
-                self.query_queue, self.example_queue, self.stop_event),
-          daemon=True)
-      p.start()
-      self.processes.append(p)
+    with _child_environment(worker_environment(self.config.worker_platform)):
+      for i, role in enumerate(roles):
+        p = self._ctx.Process(
+            target=_process_main, name=f"sog-{role}-{i}",
+            args=(role, i, self.config.to_json(), self.param_path,
+                  self.query_queue, self.example_queue, self.stop_event,
+                  time.time()),
+            daemon=True)
+        p.start()
+        self.processes.append(p)
 
   def publish(self, params, step: int) -> None:
     del params, step
@@ -248,10 +375,7 @@ class ProcessBackend:
         break
       timeout = 0.0
       out.append(cvpn.Batch(*(arrays[f] for f in cvpn.Batch.FIELDS)))
-      self._worker_stats[stats.pop("worker")] = stats
-    if self._worker_stats:
-      self.stats = {k: sum(s[k] for s in self._worker_stats.values())
-                    for k in next(iter(self._worker_stats.values()))}
+      self.worker_stats.update(stats)
     dead = [p for p in self.processes if not p.is_alive()]
     if dead:
       self.stop()
@@ -282,6 +406,33 @@ def make_backend(config: TrainConfig, net: cvpn.CVPN):
 # --- The learner -------------------------------------------------------------
 
 
+def learner_device(platform: str):
+  """The JAX device the learner's steps run on ("cpu" or "gpu").
+
+  For "cpu" in a process whose JAX has not started yet, JAX is kept off any
+  accelerator altogether (no GPU memory is taken); "gpu" is an error that
+  says so when JAX sees no GPU.
+  """
+  import jax  # pylint: disable=g-import-not-at-top
+  if platform == "cpu":
+    try:
+      from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
+      started = xla_bridge.backends_are_initialized()
+    except (ImportError, AttributeError):
+      started = True
+    if not started and not os.environ.get("JAX_PLATFORMS"):
+      jax.config.update("jax_platforms", "cpu")
+    return jax.devices("cpu")[0]
+  try:
+    return jax.devices("gpu")[0]
+  except RuntimeError:
+    raise ValueError(
+        f"train: learner_platform 'gpu', but JAX sees no GPU (its devices: "
+        f"{', '.join(sorted({d.platform for d in jax.devices()}))}); install "
+        "a CUDA build of jax (pip install 'jax[cuda12]') or use "
+        "learner_platform 'cpu'") from None
+
+
 @dataclasses.dataclass
 class EvalConfig:
   """Exact exploitability of SoG with the current network, at intervals.
@@ -309,6 +460,7 @@ class Trainer:
                summary_writer=None):
     config.validate()
     self.config = config
+    self.device = learner_device(config.learner_platform)
     self.game = sog.search_game(pyspiel.load_game(config.game))
     self.evaluation = evaluation or EvalConfig()
     self.progress = progress
@@ -336,7 +488,8 @@ class Trainer:
       self.log(f"resuming {config.checkpoint} at step {self.net.step}")
     else:
       self.net = cvpn.CVPN(encoder, config.network)
-      self.net.init(config.seed)
+      with self._on_device():
+        self.net.init(config.seed)
     extra = getattr(self.net, "metadata", {}).get("extra", {})
     self._previous_seconds = float(extra.get("train_seconds", 0.0))
     self._previous_examples = int(extra.get("examples", 0))
@@ -344,6 +497,13 @@ class Trainer:
     self.buffer = ReplayBuffer(config.replay_size)
     self.rng = np.random.default_rng([config.seed, 7])
     self.history: list[dict[str, Any]] = []
+    self.stopped: str | None = None
+    self.backend = None
+    self.timing: dict[str, float] = {}
+
+  def _on_device(self):
+    import jax  # pylint: disable=g-import-not-at-top
+    return jax.default_device(self.device)
 
   def save(self, path: str | None = None) -> None:
     path = path or self.config.checkpoint
@@ -391,26 +551,50 @@ class Trainer:
       plot_exploitability(self.history, ev.png,
                           title=f"SoG({ev.simulations}, 1) on {self.game}")
 
-  def run(self) -> dict[str, Any]:
-    """Trains to `config.steps`; returns a summary of the run."""
+  def request_stop(self, reason: str = "stopped") -> None:
+    """Ends `run()` after the current step (safe from a signal handler): the
+    workers stop, the checkpoint is written and the summary returned, with
+    `stopped` set to `reason`."""
+    self.stopped = reason
+
+  def run(self, monitor: Callable[["Trainer"], None] | None = None
+          ) -> dict[str, Any]:
+    """Trains to `config.steps` or until `request_stop()`; returns a summary.
+
+    `monitor(trainer)`, when given, is called after every pass of the loop
+    (the throughput benchmark samples `trainer.timing`, `trainer.buffer` and
+    `trainer.backend` there, and may call `request_stop`).
+    """
     cfg = self.config
     ev = self.evaluation
-    backend = make_backend(cfg, self.net)
+    self.backend = backend = make_backend(cfg, self.net)
     started = self._started = time.perf_counter()
+    # Where the learner's time goes: gradient steps (train_s), blocked on the
+    # workers' examples (wait_s), taking in examples that were ready (poll_s),
+    # publishing parameters (publish_s), checkpoints and evaluations.
+    timing = self.timing = dict.fromkeys(
+        ("train_s", "wait_s", "poll_s", "publish_s", "checkpoint_s",
+         "eval_s"), 0.0)
+    now = time.perf_counter
     losses = collections.deque(maxlen=100)
     used = 0  # examples drawn by this run's minibatches
     start_step = self.net.step
     last = {}
     try:
       backend.start(self.net.params)
-      with progress_bar(cfg.steps - start_step, f"train {cfg.game}",
+      with self._on_device(), progress_bar(cfg.steps - start_step, f"train {cfg.game}",
                         disable=not self.progress) as bar:
-        while self.net.step < cfg.steps:
+        while self.net.step < cfg.steps and self.stopped is None:
           ready = (len(self.buffer) >= max(cfg.min_replay, 1) and
                    used + cfg.batch_size <=
                    cfg.max_updates_per_example * self.buffer.added)
+          t0 = now()
           for batch in backend.poll(block=not ready):
             self.buffer.add(batch)
+          t1 = now()
+          timing["poll_s" if ready else "wait_s"] += t1 - t0
+          if monitor is not None:
+            monitor(self)
           if not ready:
             continue
           last = self.net.train_step(self.buffer.sample(cfg.batch_size,
@@ -418,6 +602,8 @@ class Trainer:
           used += cfg.batch_size
           losses.append(last["loss"])
           step = self.net.step
+          t2 = now()
+          timing["train_s"] += t2 - t1
           bar.update(1)
           if step % 10 == 0:
             bar.set_postfix_str(
@@ -428,26 +614,68 @@ class Trainer:
             self.summary_writer.scalar("examples", self.buffer.added, step)
           if step % cfg.publish_every == 0:
             backend.publish(self.net.params, step)
+            t3 = now()
+            timing["publish_s"] += t3 - t2
+            t2 = t3
           if cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
             self.save()
             if cfg.keep_checkpoints and cfg.checkpoint:
               self.save(f"{os.path.splitext(cfg.checkpoint)[0]}"
                         f".step-{step}.npz")
+            t3 = now()
+            timing["checkpoint_s"] += t3 - t2
+            t2 = t3
           if ev.every and step % ev.every == 0:
             self._record_eval(started, list(losses))
+            timing["eval_s"] += now() - t2
     finally:
       backend.stop()
     self.save()
-    if ev.every and (not self.history or
-                     self.history[-1]["step"] != self.net.step):
+    if self.stopped is None and ev.every and (
+        not self.history or self.history[-1]["step"] != self.net.step):
       self._record_eval(started, list(losses))
     return {"game": cfg.game, "steps": self.net.step,
             "seconds": time.perf_counter() - started,
             "examples": self.buffer.added,
             "loss": float(np.mean(losses)) if losses else None,
             "last": last, "checkpoint": cfg.checkpoint or None,
+            "stopped": self.stopped,
             "evaluations": self.history,
-            "worker_stats": getattr(backend, "stats", {})}
+            "timing": {k: round(v, 3) for k, v in timing.items()},
+            "worker_stats": backend.stats}
+
+
+@contextlib.contextmanager
+def stop_on_signals(trainer: Trainer,
+                    signals=(signal.SIGINT, signal.SIGTERM),
+                    log: Callable[[str], None] | None = None):
+  """SIGINT and SIGTERM stop `trainer.run()` cleanly while in the block.
+
+  The first signal asks the trainer to stop after its current step (the
+  workers stop, the checkpoint is written, the summary returned with
+  `stopped` set to the signal's name); a second one aborts at once
+  (KeyboardInterrupt). Yields a list that holds the first signal's number
+  once one arrives.
+  """
+  log = log or (lambda s: print(s, file=sys.stderr, flush=True))
+  received: list[int] = []
+
+  def handler(signum, frame):
+    del frame
+    if received:
+      raise KeyboardInterrupt
+    received.append(signum)
+    name = signal.Signals(signum).name
+    trainer.request_stop(name)
+    log(f"train: {name}: stopping the workers and saving a checkpoint "
+        "(send it again to abort at once)")
+
+  previous = {s: signal.signal(s, handler) for s in signals}
+  try:
+    yield received
+  finally:
+    for s, h in previous.items():
+      signal.signal(s, h)
 
 
 def plot_exploitability(rows, path: str, title: str = "") -> None:

@@ -1,0 +1,246 @@
+r"""Self-play training throughput: examples per second against workers.
+
+  python benchmarks/training_throughput.py --game=leduc_poker \
+      --workers=1+1,2+1 --seconds=60 --backend=process --json
+
+For each `A+S` of --workers, runs the real training loop (`Trainer`, the
+learner taking gradient steps as in `examples/train.py`) with A actors and S
+query solvers and measures, once every worker has delivered its first example
+and --settle more seconds have passed, --seconds of steady state:
+
+- examples_per_s: examples the learner received per second in that window;
+- startup_s: from launch to the learner's first example; warmup_s: from
+  launch to the start of the window;
+- worker_busy: the share of each worker's time spent searching (self-play
+  games, query solves), mean over workers; worker_cpu: its share of CPU time
+  (below worker_busy when the machine has fewer cores than processes);
+- learner_busy: the learner's share of time in gradient steps; parent_wait:
+  its share blocked waiting for examples;
+- worker_ready_s and worker_first_example_s: per worker, from its launch to
+  its loop starting (imports, set-up, first parameters) and to its first
+  example.
+
+The search settings default to those of the shipped Leduc network
+(docs/training.md). Progress goes to stderr; --json prints, last, one JSON
+object with `cpu_count` and `rows`. docs/training.md ("Training at scale")
+holds the measured table.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import statistics
+import sys
+import time
+
+from absl import app
+from absl import flags
+
+from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.training import TrainConfig
+from open_spiel_sog.algorithms.training import Trainer
+
+_GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
+_WORKERS = flags.DEFINE_list(
+    "workers", ["1+1", "2+1"],
+    "Configurations to measure, each ACTORS+SOLVERS (e.g. 1+1,4+2,12+3).")
+_SECONDS = flags.DEFINE_float("seconds", 60.0,
+                              "Length of the steady-state window.")
+_SETTLE = flags.DEFINE_float(
+    "settle", 10.0, "Seconds between the last worker's first example and the "
+    "start of the window.")
+_TIMEOUT = flags.DEFINE_float(
+    "startup_timeout", 300.0,
+    "Give up on a configuration whose workers have not all delivered an "
+    "example this many seconds after launch.")
+_BACKEND = flags.DEFINE_enum("backend", "process", ["process", "ray"],
+                             "Training backend.")
+_RAY_ADDRESS = flags.DEFINE_string(
+    "ray_address", "", "Ray cluster to run on (ray backend; '' starts a "
+    "local one).")
+_ACTOR_S = flags.DEFINE_integer("actor_simulations", 100,
+                                "s of the actors' SoG(s, 1).")
+_SOLVER_S = flags.DEFINE_integer("solver_simulations", 100,
+                                 "s of the solvers' SoG(s, 1).")
+_Q_SEARCH = flags.DEFINE_float("q_search", 4.0,
+                               "Queries pushed per actor search.")
+_TARGETS = flags.DEFINE_integer("solver_value_targets", 8,
+                                "Value targets per solver search.")
+_MAX_UPDATES = flags.DEFINE_float("max_updates_per_example", 50.0,
+                                  "Cap on minibatch uses per example added.")
+_IDLE_PLAY = flags.DEFINE_bool(
+    "idle_solvers_play", True,
+    "Solvers with no query waiting play self-play games (false: they wait, "
+    "as before issue 21).")
+_HIDDEN = flags.DEFINE_list("hidden", ["256", "256", "256"],
+                            "MLP widths of the trained network.")
+_JSON = flags.DEFINE_bool("json", False, "Print a JSON summary last.")
+
+
+def parse_workers(specs: list[str]) -> list[tuple[int, int]]:
+  out = []
+  for spec in specs:
+    m = re.fullmatch(r"\s*(\d+)\s*\+\s*(\d+)\s*", spec)
+    if not m or int(m.group(1)) < 1:
+      raise app.UsageError(
+          f"--workers: {spec!r} is not ACTORS+SOLVERS with at least one "
+          "actor (e.g. 1+1, 4+2)")
+    out.append((int(m.group(1)), int(m.group(2))))
+  return out
+
+
+class _Window:
+  """The trainer's monitor: finds the steady-state window, snapshots its
+  ends and stops the run after it."""
+
+  def __init__(self, workers: int, seconds: float, settle: float,
+               timeout: float):
+    self.workers = workers
+    self.seconds = seconds
+    self.settle = settle
+    self.timeout = timeout
+    self.first = None  # seconds from launch to the first example
+    self.all_ready = None  # ... to every worker's first example
+    self.start = None
+    self.end = None
+    self.error = None
+    self._reported = 0.0
+
+  @staticmethod
+  def _snapshot(trainer: Trainer, t: float) -> dict:
+    return {"t": t, "examples": trainer.buffer.added,
+            "steps": trainer.net.step, "timing": dict(trainer.timing),
+            "workers": copy.deepcopy(
+                trainer.backend.worker_stats.per_worker)}
+
+  def __call__(self, trainer: Trainer) -> None:
+    t = time.perf_counter() - trainer._started  # pylint: disable=protected-access
+    per = trainer.backend.worker_stats.per_worker
+    if self.first is None and trainer.buffer.added:
+      self.first = t
+    if self.all_ready is None and len(per) == self.workers:
+      self.all_ready = t
+    if self.start is None and self.all_ready is not None and (
+        t >= self.all_ready + self.settle):
+      self.start = self._snapshot(trainer, t)
+    if self.start is not None and t >= self.start["t"] + self.seconds:
+      self.end = self._snapshot(trainer, t)
+      trainer.request_stop("benchmark window over")
+    if self.all_ready is None and t > self.timeout:
+      self.error = (f"only {len(per)} of {self.workers} workers delivered an "
+                    f"example within {self.timeout:.0f} s")
+      trainer.request_stop("startup timeout")
+    if t - self._reported >= 10:
+      self._reported = t
+      print(f"  {t:5.0f} s: {trainer.buffer.added} examples, step "
+            f"{trainer.net.step}, {len(per)}/{self.workers} workers "
+            "delivering", file=sys.stderr, flush=True)
+
+
+def _share(start: dict, end: dict, key: str, total: str) -> float | None:
+  """A worker's share of time in `key` between two of its stats."""
+  span = end[total] - start[total]
+  return (end[key] - start[key]) / span if span > 0 else None
+
+
+def _mean(values) -> float | None:
+  values = [v for v in values if v is not None]
+  return round(statistics.fmean(values), 4) if values else None
+
+
+def row_from_window(window: _Window, actors: int, solvers: int,
+                    backend: str) -> dict:
+  start, end = window.start, window.end
+  span = end["t"] - start["t"]
+  shares = {k: {} for k in ("busy_s", "cpu_s", "wait_s", "params_s", "io_s")}
+  for name, last in sorted(end["workers"].items()):
+    first = start["workers"].get(name)
+    if first is None:
+      continue
+    for k, by_worker in shares.items():
+      by_worker[name] = _share(first, last, k, "alive_s")
+  busy, cpu = shares["busy_s"].values(), shares["cpu_s"].values()
+  timing = {k: end["timing"][k] - start["timing"][k] for k in end["timing"]}
+  workers = end["workers"]
+  return {
+      "actors": actors, "solvers": solvers, "backend": backend,
+      "idle_solvers_play": _IDLE_PLAY.value,
+      "examples_per_s": round((end["examples"] - start["examples"]) / span, 2),
+      "examples_per_s_per_worker": round(
+          (end["examples"] - start["examples"]) / span /
+          (actors + solvers), 2),
+      "steps_per_s": round((end["steps"] - start["steps"]) / span, 2),
+      "window_s": round(span, 1),
+      "startup_s": round(window.first, 2),
+      "warmup_s": round(start["t"], 2),
+      "worker_busy": _mean(busy),
+      "worker_cpu": _mean(cpu),
+      "learner_busy": round(timing["train_s"] / span, 4),
+      "parent_wait": round(timing["wait_s"] / span, 4),
+      "learner_poll": round(timing["poll_s"] / span, 4),
+      "learner_publish": round(timing["publish_s"] / span, 4),
+      # Per worker: shares of its time searching, waiting for a query,
+      # loading parameters and sending examples, and its CPU share.
+      "worker_shares": {
+          name: {k[:-2]: None if v[name] is None else round(v[name], 4)
+                 for k, v in shares.items()}
+          for name in shares["busy_s"]},
+      "worker_ready_s": {
+          name: round(w["ready_at"] - w["launched_at"], 2)
+          for name, w in sorted(workers.items())},
+      "worker_first_example_s": {
+          name: round(w["first_example_at"] - w["launched_at"], 2)
+          for name, w in sorted(workers.items())},
+  }
+
+
+def measure(actors: int, solvers: int) -> dict:
+  config = TrainConfig(
+      game=_GAME.value, steps=10**9, actors=actors, solvers=solvers,
+      backend=_BACKEND.value, ray_address=_RAY_ADDRESS.value,
+      actor_simulations=_ACTOR_S.value, solver_simulations=_SOLVER_S.value,
+      q_search=_Q_SEARCH.value, solver_value_targets=_TARGETS.value,
+      max_updates_per_example=_MAX_UPDATES.value,
+      idle_solvers_play=_IDLE_PLAY.value,
+      network=cvpn.NetworkConfig(
+          hidden=tuple(int(h) for h in _HIDDEN.value)))
+  window = _Window(actors + solvers, _SECONDS.value, _SETTLE.value,
+                   _TIMEOUT.value)
+  trainer = Trainer(config, progress=False)
+  trainer.run(monitor=window)
+  if window.error or window.end is None:
+    raise SystemExit(f"training_throughput: {actors}+{solvers}: "
+                     f"{window.error or 'the run ended before the window'}")
+  return row_from_window(window, actors, solvers, _BACKEND.value)
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  configs = parse_workers(_WORKERS.value)
+  rows = []
+  for actors, solvers in configs:
+    print(f"training_throughput: {_GAME.value}, {actors} actors + {solvers} "
+          f"solvers ({_BACKEND.value})", file=sys.stderr, flush=True)
+    row = measure(actors, solvers)
+    rows.append(row)
+    print(f"{actors}+{solvers}: {row['examples_per_s']} examples/s "
+          f"({row['examples_per_s_per_worker']} per worker), startup "
+          f"{row['startup_s']} s, workers busy {row['worker_busy']} (CPU "
+          f"{row['worker_cpu']}), learner busy {row['learner_busy']}, "
+          f"waiting {row['parent_wait']}", flush=True)
+  base = rows[0]["examples_per_s_per_worker"]
+  for row in rows:
+    n = row["actors"] + row["solvers"]
+    row["scaling"] = round(row["examples_per_s"] / (n * base), 3) if base else None
+  summary = {"game": _GAME.value, "cpu_count": os.cpu_count(),
+             "seconds": _SECONDS.value, "rows": rows}
+  if _JSON.value:
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+  app.run(main)

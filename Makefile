@@ -36,9 +36,9 @@ test: install
 	$(PY) -m pytest -q tests
 
 # The ray backend's tests (marked `ray`, deselected by `make test`); installs
-# the optional ray extra's package first.
+# the optional ray extra (ray, pinned in constraints.txt) first.
 test-ray: install
-	$(PIP) "ray"
+	$(PIP) --no-build-isolation -e ".[ray]"
 	$(PY) -m pytest -q -m ray tests
 
 # examples/train.py --tensorboard_dir's tests (marked `tensorboard`, deselected
@@ -84,9 +84,9 @@ bazel-test: install
 	  //:all
 
 # Refreshes constraints.txt: a clean venv in .venv-lock with the newest
-# releases the setup allows, frozen. The tensorboard extra (for
-# `make test-tensorboard`) is added after the rest is frozen and held to it,
-# so it never changes the pins of `make install`. Re-measure the README's
+# releases the setup allows, frozen. The tensorboard and ray extras (for
+# `make test-tensorboard` and `make test-ray`) are added after the rest is
+# frozen and held to it, so they never change the pins of `make install`. Re-measure the README's
 # figures with the new pins before committing them (docs/environment.md).
 lock:
 	rm -rf .venv-lock
@@ -95,7 +95,7 @@ lock:
 	.venv-lock/bin/python -m pip install --quiet pybind11==3.1.0 open_spiel==2.0.2
 	.venv-lock/bin/python -m pip install --quiet --no-build-isolation -e ".[test,progress,plot]"
 	.venv-lock/bin/python -m pip freeze --all --exclude-editable > .venv-lock/base.txt
-	.venv-lock/bin/python -m pip install --quiet -c .venv-lock/base.txt --no-build-isolation -e ".[tensorboard]"
+	.venv-lock/bin/python -m pip install --quiet -c .venv-lock/base.txt --no-build-isolation -e ".[tensorboard,ray]"
 	{ sed -n '/^#/p' $(CONSTRAINTS); .venv-lock/bin/python -m pip freeze --all --exclude-editable; } > $(CONSTRAINTS).new
 	mv $(CONSTRAINTS).new $(CONSTRAINTS)
 	rm -rf .venv-lock

@@ -5,6 +5,8 @@ Deselected by default (pyproject.toml's addopts has -m 'not ray'); run with
 """
 
 import importlib
+import os
+import subprocess
 import sys
 
 import numpy as np
@@ -79,3 +81,53 @@ def test_import_without_ray_says_how_to_install(monkeypatch):
   with pytest.raises(ImportError,
                      match=r"pip install 'open_spiel_sog\[ray\]'"):
     importlib.import_module(name)
+
+
+def _free_port() -> int:
+  import socket  # pylint: disable=g-import-not-at-top
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+@pytest.mark.ray
+@_IGNORE_FORK_WARNING
+def test_ray_address_trains_on_an_existing_cluster_and_leaves_it_up(tmp_path):
+  """A cluster started by `ray start --head` (as a user's would be): training
+  with ray_address connects to it, its workers run there, and the cluster is
+  still up afterwards."""
+  pytest.importorskip("ray")
+  import ray  # pylint: disable=g-import-not-at-top
+  ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
+  address = f"127.0.0.1:{_free_port()}"
+  env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+  subprocess.run([ray_cli, "start", "--head", f"--port={address.split(':')[1]}",
+                  "--num-cpus=2", "--include-dashboard=false"],
+                 check=True, capture_output=True, timeout=120, env=env)
+  try:
+    config = _config(tmp_path, ray_address=address)
+    summary = Trainer(config, progress=False).run()
+    assert summary["steps"] == 30
+    assert summary["worker_stats"]["games"] > 0
+    assert not ray.is_initialized()  # the driver disconnected ...
+    status = subprocess.run([ray_cli, "status", f"--address={address}"],
+                            capture_output=True, text=True, timeout=60,
+                            env=env, check=False)
+    assert status.returncode == 0, status.stderr  # ... the cluster is up
+  finally:
+    subprocess.run([ray_cli, "stop", "--force"], capture_output=True,
+                   timeout=120, env=env, check=False)
+
+
+@pytest.mark.ray
+def test_worker_cpu_shares_fit_every_worker_on_some_node():
+  pytest.importorskip("ray")
+  from open_spiel_sog.algorithms.training.ray_backend import worker_cpus  # pylint: disable=g-import-not-at-top
+  assert worker_cpus([16], 15) == 1.0
+  assert worker_cpus([2], 3) == 0.6666
+  # Two one-CPU nodes: two thirds of a CPU each would leave the third worker
+  # with no node to run on.
+  assert worker_cpus([1, 1], 3) == 0.5
+  assert worker_cpus([1], 3) == 0.3333
+  with pytest.raises(ValueError, match="cannot hold 2 workers"):
+    worker_cpus([0], 2)

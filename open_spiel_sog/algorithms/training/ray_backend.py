@@ -25,7 +25,10 @@ Ray is optional: `pip install 'open_spiel_sog[ray]'`.
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import dataclasses
+import math
 import queue as queue_lib
 import threading
 import time
@@ -35,7 +38,6 @@ import numpy as np
 
 try:
   import ray  # pylint: disable=g-import-not-at-top
-  from ray.util import queue as ray_queue  # pylint: disable=g-import-not-at-top
 except ImportError as e:
   raise ImportError(
       "the ray backend needs ray: pip install 'open_spiel_sog[ray]'") from e
@@ -49,11 +51,49 @@ from open_spiel_sog.algorithms.training.config import TrainConfig
 _STOP_GRACE_S = 5.0
 # Seconds a blocking `poll` waits for the first example batch.
 _POLL_TIMEOUT_S = 1.0
+# Seconds between non-blocking polls, at least.
+_POLL_INTERVAL_S = 0.05
 
 
 def _to_numpy(params) -> Any:
   import jax  # pylint: disable=g-import-not-at-top
   return jax.tree_util.tree_map(np.asarray, params)
+
+
+class _Mailbox:
+  """A queue as one Ray actor whose calls move batches: `put` adds a list
+  (what does not fit is dropped) and `take` returns up to `count` items,
+  waiting up to `timeout` seconds for the first. One round trip either way
+  (ray.util.queue needs a call per item, or three for a batch), and senders
+  need not wait for it (`put.remote` without `ray.get`)."""
+
+  def __init__(self, maxsize: int = 0):
+    self._items = collections.deque()
+    self._maxsize = maxsize
+    self._ready = asyncio.Event()
+
+  async def put(self, items: list) -> int:
+    room = len(items)
+    if self._maxsize:
+      room = max(0, min(room, self._maxsize - len(self._items)))
+    self._items.extend(items[:room])
+    if self._items:
+      self._ready.set()
+    return room
+
+  async def take(self, count: int, timeout: float) -> list:
+    if not self._items and timeout > 0:
+      try:
+        await asyncio.wait_for(self._ready.wait(), timeout)
+      except asyncio.TimeoutError:
+        return []
+    out = [self._items.popleft() for _ in range(min(count, len(self._items)))]
+    if not self._items:
+      self._ready.clear()
+    return out
+
+  async def size(self) -> int:
+    return len(self._items)
 
 
 class _RayChannel(trainer.QueueChannel):
@@ -69,6 +109,23 @@ class _RayChannel(trainer.QueueChannel):
     with self._lock:
       self._params = params
 
+  # The queues are `_Mailbox` actors; nothing a worker sends waits for
+  # the mailbox to answer.
+
+  def get_queries(self, count: int, timeout: float) -> list:
+    if self.query_queue is None:
+      return []
+    return ray.get(self.query_queue.take.remote(count, timeout))
+
+  def put_queries(self, messages) -> None:
+    """Queues `messages` while there is room (the rest are dropped)."""
+    if self.solvers and self.query_queue is not None and messages:
+      self.query_queue.put.remote(list(messages))
+
+  def put_examples(self, batch: cvpn.Batch, stats: dict) -> None:
+    self.example_queue.put.remote(
+        [({f: getattr(batch, f) for f in cvpn.Batch.FIELDS}, stats)])
+
   def new_params(self):
     with self._lock:
       params, self._params = self._params, None
@@ -83,8 +140,8 @@ class _RayWorker:
   """One actor or solver (made a Ray actor by `_remote_worker_class`)."""
 
   def __init__(self, role: str, index: int, config_json: dict, params,
-               query_queue, example_queue):
-    trainer._limit_threads()  # pylint: disable=protected-access
+               query_queue, example_queue, launched_at: float):
+    self.clock = trainer.WorkerClock(launched_at)
     config = TrainConfig.from_json(config_json)
     self.role = role
     self.worker = selfplay.Worker(config, seed=1 + index, index=index)
@@ -103,6 +160,22 @@ class _RayWorker:
 
   def stop(self) -> None:
     self._stop.set()
+
+
+def worker_cpus(node_cpus: list[float], workers: int) -> float:
+  """The largest CPU share per worker, at most 1, with which `workers`
+  workers fit on nodes with `node_cpus` CPUs (Ray places an actor on one
+  node; its resource amounts have four decimals)."""
+  def fits(share: float) -> bool:
+    return sum(int(c / share + 1e-9) for c in node_cpus) >= workers
+  candidates = sorted({min(1.0, math.floor(c / k * 1e4) / 1e4)
+                       for c in node_cpus if c > 0
+                       for k in range(1, workers + 1)}, reverse=True)
+  for share in candidates:
+    if share > 0 and fits(share):
+      return share
+  raise ValueError(f"train: the Ray cluster's nodes ({node_cpus} CPUs) "
+                   f"cannot hold {workers} workers")
 
 
 _REMOTE_WORKER = None
@@ -130,6 +203,7 @@ class RayBackend:
     self.query_queue = None
     self.example_queue = None
     self._stopped = False
+    self._polled = 0.0
 
   def start(self, params) -> None:
     if not ray.is_initialized():
@@ -139,17 +213,18 @@ class RayBackend:
                log_to_driver=True)
       self._owns_ray = True
     cfg = self.config
-    # Queues hold no CPU, so they never wait for the workers' cores.
-    queue_options = {"num_cpus": 0}
+    # Mailboxes hold no CPU, so they never wait for the workers' cores.
+    mailbox = ray.remote(num_cpus=0)(_Mailbox)
     if cfg.solvers:
-      self.query_queue = ray_queue.Queue(maxsize=cfg.max_queued_queries,
-                                         actor_options=queue_options)
-    self.example_queue = ray_queue.Queue(actor_options=queue_options)
+      self.query_queue = mailbox.remote(cfg.max_queued_queries)
+    self.example_queue = mailbox.remote()
     roles = ["actor"] * cfg.actors + ["solver"] * cfg.solvers
-    # A core each where the cluster has them; shares of the cores otherwise
-    # (whole cores would leave the extra workers waiting forever).
-    cpus = float(ray.cluster_resources().get("CPU", 1.0))
-    num_cpus = min(1.0, cpus / len(roles))
+    # A core each where the cluster has them; equal shares of the cores
+    # otherwise, such that every worker fits on some node (whole cores would
+    # leave the extra workers waiting forever).
+    num_cpus = worker_cpus(
+        [float(n["Resources"].get("CPU", 0.0)) for n in ray.nodes()
+         if n.get("Alive")], len(roles))
     param_ref = ray.put(_to_numpy(params))
     worker_class = _remote_worker_class()
     # The worker processes' environment is set before they import numpy and
@@ -177,17 +252,15 @@ class RayBackend:
       handle.set_params.remote(param_ref)
 
   def poll(self, block: bool) -> list[cvpn.Batch]:
+    # A non-blocking poll (the learner between gradient steps) costs round
+    # trips to the queue's actor: at most one every _POLL_INTERVAL_S.
+    if not block and time.perf_counter() - self._polled < _POLL_INTERVAL_S:
+      return []
+    self._polled = time.perf_counter()
     items = []
     if self.example_queue is not None:
-      if block:
-        try:
-          items.append(self.example_queue.get(timeout=_POLL_TIMEOUT_S))
-        except queue_lib.Empty:
-          pass
-      waiting = self.example_queue.qsize()
-      if waiting:
-        # The learner is the only consumer: all `waiting` are there.
-        items.extend(self.example_queue.get_nowait_batch(waiting))
+      items = ray.get(self.example_queue.take.remote(
+          1 << 30, _POLL_TIMEOUT_S if block else 0.0))
     out = []
     for arrays, stats in items:
       out.append(cvpn.Batch(*(arrays[f] for f in cvpn.Batch.FIELDS)))
@@ -237,7 +310,7 @@ class RayBackend:
       for q in (self.query_queue, self.example_queue):
         if q is not None:
           try:
-            q.shutdown(force=True)
+            ray.kill(q, no_restart=True)
           except Exception:  # pylint: disable=broad-except
             pass
     finally:

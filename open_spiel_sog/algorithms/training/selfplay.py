@@ -25,7 +25,7 @@ the public state, and the two ranges); examples travel already encoded
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pyspiel
@@ -134,8 +134,14 @@ class Worker:
 
   # --- Actor -----------------------------------------------------------------
 
-  def play_game(self) -> tuple[cvpn.Batch, list[QueryMessage]]:
-    """One sound self-play game: (examples, queries to solve)."""
+  def play_game(self, push: Callable[[list[QueryMessage]], None] | None = None
+                ) -> tuple[cvpn.Batch, list[QueryMessage]]:
+    """One sound self-play game: (examples, queries to solve).
+
+    With `push`, each search's queries go to `push` as soon as the search
+    ends (the solvers get a steady supply rather than a game's worth at its
+    end), and the returned list is empty.
+    """
     cfg = self.config
     rcfg = resolving.ResolveConfig(
         search=self._search_config(cfg.actor_simulations,
@@ -174,8 +180,13 @@ class Worker:
           # value targets there, as a query solver's would be.
           root_values[1 - i] = result.root_values[1 - i]
           root_ranges = result.root_ranges
-        pushed.extend(self.message(x)
-                      for x in _pick(self.rng, result.queries, cfg.q_search))
+        picked = [self.message(x)
+                  for x in _pick(self.rng, result.queries, cfg.q_search)]
+        self.stats.queries_pushed += len(picked)
+        if push is not None:
+          push(picked)
+        else:
+          pushed.extend(picked)
         if i == q:
           acting = result
       summary = acting.summaries[ps.id]
@@ -220,7 +231,6 @@ class Worker:
           batches.append(self._td1_example(query, (j0, j1), returns))
     batch = cvpn.Batch.concatenate(batches)
     self.stats.examples += len(batch)
-    self.stats.queries_pushed += len(pushed)
     return batch, pushed
 
   def _expected_value(self, ps, summary, q, j) -> float:

@@ -48,8 +48,13 @@ from open_spiel_sog.bots import sog
 from open_spiel_sog.public_state.observer import PublicStateObserver
 from open_spiel_sog.utils.progress import progress_bar
 
-# Examples the inline backend's worker solves per turn at most.
-_INLINE_SOLVES_PER_TURN = 8
+# Queries a solver takes from the queue and solves in one go at most (the
+# inline backend's worker too): one message each way per batch of solves.
+QUERIES_PER_SOLVE = 8
+# Seconds a solver waits for a query before it plays a game instead
+# (`idle_solvers_play`): long enough for the next actor search's queries,
+# short against a game.
+_IDLE_WAIT_S = 0.05
 
 
 # --- Worker loop (shared by the process and Ray backends) --------------------
@@ -149,19 +154,20 @@ def worker_loop(role: str, worker: selfplay.Worker, channel,
     t1 = now()
     clock.params_s += t1 - t0
     if role == "actor":
-      batch, pushed = worker.play_game()
+      batch, pushed = worker.play_game(push=channel.put_queries)
     else:
       idle_play = worker.config.idle_solvers_play
-      message = channel.get_query(timeout=0.05 if idle_play else 0.5)
+      messages = channel.get_queries(
+          QUERIES_PER_SOLVE, timeout=_IDLE_WAIT_S if idle_play else 0.5)
       t2 = now()
       clock.wait_s += t2 - t1
       t1 = t2
-      if message is not None:
-        batch, pushed = worker.solve([message])
+      if messages:
+        batch, pushed = worker.solve(messages)
       elif idle_play:
-        # No query waiting: a self-play game (an actor's work) rather than
-        # an idle wait; the queries pile up meanwhile.
-        batch, pushed = worker.play_game()
+        # No query came: a self-play game (an actor's work) rather than an
+        # idle wait; the queries pile up meanwhile.
+        batch, pushed = worker.play_game(push=channel.put_queries)
       else:
         continue
     t2 = now()
@@ -204,13 +210,22 @@ class QueueChannel:
     self.example_queue = example_queue
     self.solvers = solvers
 
-  def get_query(self, timeout: float):
+  def get_queries(self, count: int, timeout: float) -> list:
+    """Up to `count` queries: waits up to `timeout` (0: not at all) for the
+    first, then takes those already waiting."""
     if self.query_queue is None:
-      return None
+      return []
     try:
-      return self.query_queue.get(timeout=timeout)
+      out = [self.query_queue.get(timeout=timeout) if timeout > 0
+             else self.query_queue.get_nowait()]
     except queue_lib.Empty:
-      return None
+      return []
+    while len(out) < count:
+      try:
+        out.append(self.query_queue.get_nowait())
+      except queue_lib.Empty:
+        break
+    return out
 
   def put_queries(self, messages) -> None:
     """Queues `messages` while there is room (the rest are dropped)."""
@@ -308,7 +323,7 @@ class InlineBackend:
     t0 = time.perf_counter()
     if self.queries:
       messages = [self.queries.popleft() for _ in range(
-          min(len(self.queries), _INLINE_SOLVES_PER_TURN))]
+          min(len(self.queries), QUERIES_PER_SOLVE))]
       batch, pushed = self.worker.solve(messages)
     else:
       batch, pushed = self.worker.play_game()

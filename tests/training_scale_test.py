@@ -104,6 +104,7 @@ def test_worker_processes_start_single_threaded_on_the_cpu_ignoring_sigint(
   config = _tiny_config(backend="process", actors=1, solvers=1,
                         checkpoint=str(tmp_path / "k.npz"))
   handler = signal.getsignal(signal.SIGINT)
+  ignored = _ignores_sigint(os.getpid())  # (true under nohup or `&`)
   before = {k: os.environ.get(k) for k in trainer_lib.worker_environment()}
   trainer = Trainer(config, progress=False, log=lambda s: None)
   backend = trainer_lib.ProcessBackend(config, trainer.net)
@@ -121,7 +122,7 @@ def test_worker_processes_start_single_threaded_on_the_cpu_ignoring_sigint(
     backend.stop()
   assert signal.getsignal(signal.SIGINT) is handler
   assert {k: os.environ.get(k) for k in before} == before
-  assert not _ignores_sigint(os.getpid())
+  assert _ignores_sigint(os.getpid()) == ignored
 
 
 def test_request_stop_ends_the_run_with_a_checkpoint_and_timing(tmp_path):

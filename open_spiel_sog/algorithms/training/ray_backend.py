@@ -7,16 +7,17 @@
   (seed 1 + its index, actors first, as in the process backend) whose
   `run()` method loops until `stop()` is called on it; the actor runs two
   threads, so parameters and the stop request reach it while `run()` works;
-- queries go through a `ray.util.queue.Queue` bounded by
+- queries go through a `_Mailbox` actor bounded by
   `config.max_queued_queries` (new queries are dropped when it is full; there
-  is no query queue without solvers), examples and the workers' stats through
-  an unbounded one;
+  is no query mailbox without solvers), examples and the workers' stats
+  through an unbounded one; both move batches in one round trip, and nothing
+  a worker sends waits for an answer;
 - the learner's parameters go into Ray's object store once per `publish`, as
   numpy arrays, and each worker is sent a reference to them.
 
-`ray.init()` starts a local Ray instance unless Ray is already initialised
-(e.g. connected to a cluster by the caller); `stop()` kills the actors and
-queues, and shuts Ray down only if this backend started it. An exception in
+`ray.init()` starts a local Ray instance, or connects to
+`config.ray_address`, unless Ray is already initialised (e.g. connected to a
+cluster by the caller); `stop()` kills the actors and mailboxes, and shuts Ray down only if this backend started it. An exception in
 a worker (or a worker that dies) makes the next `poll` raise a RuntimeError
 that names the worker and carries its traceback.
 
@@ -29,7 +30,6 @@ import asyncio
 import collections
 import dataclasses
 import math
-import queue as queue_lib
 import threading
 import time
 from typing import Any

@@ -11,7 +11,8 @@ steps. Backends:
   queued queries, learn); deterministic for a seed. For tests and debugging.
 - "process": `actors` actor processes and `solvers` solver processes
   (multiprocessing, spawn) sharing a query queue; parameters are published
-  through a file.
+  through a file. The workers start with one compute thread each, JAX on the
+  CPU (`worker_environment`) and SIGINT ignored: the learner stops them.
 - "ray": the same worker loop in Ray actors (the optional `ray` extra), with
   Ray queues and parameters through Ray's object store.
 

@@ -34,7 +34,7 @@ VALUE_ERROR = {
     # 0.816).
     "liars_dice(dice_sides=5,numdice=1)": (0.3487, 0.384),
     # Measured 2026-11-24 (untrained ones: 0.868 and 0.824).
-    "liars_dice(dice_sides=6,numdice=1)": (0.4351, 0.479),
+    "liars_dice(dice_sides=6,numdice=1)": (0.4019, 0.442),
     "liars_dice(dice_sides=3,numdice=2)": (0.3862, 0.425),
 }
 # An untrained network of the same shape must miss the bound by this factor:

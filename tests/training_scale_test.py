@@ -80,9 +80,18 @@ def test_signal_stops_train_py_with_a_checkpoint_and_resume_continues(
 
 
 def _proc_environ(pid: int) -> dict[str, str]:
-  with open(f"/proc/{pid}/environ", "rb") as f:
-    items = f.read().split(b"\0")
-  return dict(i.decode().split("=", 1) for i in items if b"=" in i)
+  """The process's initial environment, once it has exec'd the spawned
+  interpreter (read mid-exec, /proc can show an empty one)."""
+  deadline = time.monotonic() + 30
+  while True:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+      started = b"spawn_main" in f.read()
+    with open(f"/proc/{pid}/environ", "rb") as f:
+      items = f.read().split(b"\0")
+    env = dict(i.decode().split("=", 1) for i in items if b"=" in i)
+    if (started and env) or time.monotonic() > deadline:
+      return env
+    time.sleep(0.05)
 
 
 def _ignores_sigint(pid: int) -> bool:

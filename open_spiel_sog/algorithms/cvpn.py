@@ -184,6 +184,15 @@ class Batch:
   def take(self, index) -> "Batch":
     return Batch(*(getattr(self, f)[index] for f in self.FIELDS))
 
+  def as_dict(self) -> dict[str, np.ndarray]:
+    """The training fields by name (what the jitted steps and the training
+    workers' messages carry); `from_dict` inverts it."""
+    return {f: getattr(self, f) for f in self.FIELDS}
+
+  @classmethod
+  def from_dict(cls, arrays: dict[str, np.ndarray]) -> "Batch":
+    return cls(*(arrays[f] for f in cls.FIELDS))
+
 
 class _Static(NamedTuple):
   """What the encoder keeps per public state."""
@@ -509,10 +518,6 @@ class CVPN:
 
   # --- Training --------------------------------------------------------------
 
-  @staticmethod
-  def _as_dict(batch: Batch) -> dict[str, np.ndarray]:
-    return {f: getattr(batch, f) for f in Batch.FIELDS}
-
   def train_step(self, batch: Batch) -> dict[str, float]:
     """One optimiser step on `batch`; returns its losses (before the step)."""
     if self.params is None:
@@ -520,12 +525,12 @@ class CVPN:
                        "load a checkpoint)")
     self._check_writable("train it")
     self.params, self.opt_state, metrics = self._update(
-        self.params, self.opt_state, self._as_dict(batch))
+        self.params, self.opt_state, batch.as_dict())
     self.step += 1
     return {k: float(v) for k, v in metrics.items()}
 
   def loss(self, batch: Batch) -> dict[str, float]:
-    _, metrics = self._loss(self.params, self._as_dict(batch))
+    _, metrics = self._loss(self.params, batch.as_dict())
     return {k: float(v) for k, v in metrics.items()}
 
   # --- Inference -------------------------------------------------------------

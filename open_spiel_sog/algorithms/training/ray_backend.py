@@ -17,9 +17,10 @@
 
 `ray.init()` starts a local Ray instance, or connects to
 `config.ray_address`, unless Ray is already initialised (e.g. connected to a
-cluster by the caller); `stop()` kills the actors and mailboxes, and shuts Ray down only if this backend started it. An exception in
-a worker (or a worker that dies) makes the next `poll` raise a RuntimeError
-that names the worker and carries its traceback.
+cluster by the caller); `stop()` kills the actors and mailboxes, and shuts
+Ray down only if this backend started it. An exception in a worker (or a
+worker that dies) makes the next `poll` raise a RuntimeError that names the
+worker and carries its traceback.
 
 Ray is optional: `pip install 'open_spiel_sog[ray]'`.
 """
@@ -92,13 +93,10 @@ class _Mailbox:
       self._ready.clear()
     return out
 
-  async def size(self) -> int:
-    return len(self._items)
-
 
 class _RayChannel(trainer.QueueChannel):
-  """`worker_loop`'s channel over Ray queues; parameters arrive through
-  `_RayWorker.set_params`."""
+  """`worker_loop`'s channel over `_Mailbox` actors; parameters arrive
+  through `_RayWorker.set_params`."""
 
   def __init__(self, query_queue, example_queue, solvers: int):
     super().__init__(query_queue, example_queue, solvers)
@@ -123,8 +121,7 @@ class _RayChannel(trainer.QueueChannel):
       self.query_queue.put.remote(list(messages))
 
   def put_examples(self, batch: cvpn.Batch, stats: dict) -> None:
-    self.example_queue.put.remote(
-        [({f: getattr(batch, f) for f in cvpn.Batch.FIELDS}, stats)])
+    self.example_queue.put.remote([(batch.as_dict(), stats)])
 
   def new_params(self):
     with self._lock:
@@ -261,10 +258,7 @@ class RayBackend:
     if self.example_queue is not None:
       items = ray.get(self.example_queue.take.remote(
           1 << 30, _POLL_TIMEOUT_S if block else 0.0))
-    out = []
-    for arrays, stats in items:
-      out.append(cvpn.Batch(*(arrays[f] for f in cvpn.Batch.FIELDS)))
-      self.worker_stats.update(stats)
+    out = trainer.receive_examples(items, self.worker_stats)
     self._check_workers()
     return out
 

@@ -14,7 +14,8 @@ steps. Backends:
   through a file. The workers start with one compute thread each, JAX on the
   CPU (`worker_environment`) and SIGINT ignored: the learner stops them.
 - "ray": the same worker loop in Ray actors (the optional `ray` extra), with
-  Ray queues and parameters through Ray's object store.
+  batch mailbox actors for queries and examples and parameters through Ray's
+  object store.
 
 Checkpoints (`cvpn.save_checkpoint`) hold the parameters, optimiser state,
 step, network and training config and the game; `Trainer(config,
@@ -111,11 +112,12 @@ def _child_environment(env: dict[str, str]):
 class WorkerClock:
   """Where a worker's time goes, sent with each example batch.
 
-  busy_s: searching (self-play games, query solves); wait_s: waiting for a
-  query; params_s: loading published parameters; io_s: sending examples and
-  queries; cpu_s: the process's CPU time. Wall-clock instants (time.time()):
-  launched_at (the parent started the process), ready_at (the worker loop
-  began: imports and set-up done, first parameters loaded) and
+  busy_s: searching (self-play games, query solves; an actor's queries go
+  out during its game, so their sending counts here); wait_s: waiting for a
+  query; params_s: loading published parameters; io_s: sending examples (and
+  a solver's queries); cpu_s: the process's CPU time. Wall-clock instants
+  (time.time()): launched_at (the parent started the process), ready_at (the
+  worker loop began: imports and set-up done, first parameters loaded) and
   first_example_at.
   """
 
@@ -202,6 +204,17 @@ class WorkerStats:
     return out
 
 
+def receive_examples(messages, worker_stats: "WorkerStats"
+                     ) -> list[cvpn.Batch]:
+  """The batches of the workers' (arrays, stats) messages (`put_examples`);
+  their stats go to `worker_stats`."""
+  out = []
+  for arrays, stats in messages:
+    out.append(cvpn.Batch.from_dict(arrays))
+    worker_stats.update(stats)
+  return out
+
+
 class QueueChannel:
   """Queries and examples through queues (multiprocessing or Ray queues,
   which share this interface); subclasses add `new_params()`."""
@@ -239,8 +252,7 @@ class QueueChannel:
         return
 
   def put_examples(self, batch: cvpn.Batch, stats: dict) -> None:
-    self.example_queue.put(({f: getattr(batch, f) for f in cvpn.Batch.FIELDS},
-                            stats))
+    self.example_queue.put((batch.as_dict(), stats))
 
 
 class _FileChannel(QueueChannel):
@@ -381,17 +393,16 @@ class ProcessBackend:
                          include_optimizer=False)
 
   def poll(self, block: bool) -> list[cvpn.Batch]:
-    out = []
+    messages = []
     timeout = 1.0 if block else 0.0
     while True:
       try:
-        arrays, stats = (self.example_queue.get(timeout=timeout) if timeout
-                         else self.example_queue.get_nowait())
+        messages.append(self.example_queue.get(timeout=timeout) if timeout
+                        else self.example_queue.get_nowait())
       except queue_lib.Empty:
         break
       timeout = 0.0
-      out.append(cvpn.Batch(*(arrays[f] for f in cvpn.Batch.FIELDS)))
-      self.worker_stats.update(stats)
+    out = receive_examples(messages, self.worker_stats)
     dead = [p for p in self.processes if not p.is_alive()]
     if dead:
       self.stop()
@@ -598,8 +609,9 @@ class Trainer:
     last = {}
     try:
       backend.start(self.net.params)
-      with self._on_device(), progress_bar(cfg.steps - start_step, f"train {cfg.game}",
-                        disable=not self.progress) as bar:
+      with self._on_device(), progress_bar(
+          cfg.steps - start_step, f"train {cfg.game}",
+          disable=not self.progress) as bar:
         while self.net.step < cfg.steps and self.stopped is None:
           ready = (len(self.buffer) >= max(cfg.min_replay, 1) and
                    used + cfg.batch_size <=

@@ -71,7 +71,7 @@ setuptools.setup(
     python_requires=">=3.10",
     packages=setuptools.find_packages(include=["open_spiel_sog", "open_spiel_sog.*"]),
     package_data={"open_spiel_sog": ["data/*", "_native/*.cc", "_native/*.h",
-                                     "games/maps/*"]},
+                                     "games/maps/*", "games/*.efg"]},
     install_requires=[
         f"open_spiel=={OPEN_SPIEL_VERSION}",
         "numpy",

@@ -5,4 +5,6 @@ Importing `open_spiel_sog` registers them; afterwards
 
   scotland_yard: Scotland Yard (Mr. X against a team of detectives) on a map
     given as a parameter; shipped maps in `maps/` (`scotland_yard.shipped_maps()`).
+
+Small games shipped as EFG files (`efg.load_game("rps_plus")`): see `efg.py`.
 """

@@ -188,3 +188,25 @@ def test_sog_demo_rejects_bad_flags_in_one_line(flag, message):
   errors = [line for line in result.stderr.splitlines()
             if line.startswith("sog_demo:")]
   assert len(errors) == 1 and message in errors[0], result.stderr
+
+
+def test_depth_limited_prints_both_exploitabilities():
+  result = _run("examples/depth_limited.py", "--game=leduc_poker",
+                "--frontier=round", "--strategies=bias", "--k=4",
+                "--blueprint_iterations=1000", "--json")
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  assert summary["k"] == [4, 4]
+  assert summary["blueprint_exploitability"] < 1e-3
+  assert summary["exploitability"] <= 1e-3
+
+
+def test_depth_limited_rejects_bad_input_clearly():
+  for flags, message in [
+      (["--game=kuhn_poker(players=3)"], "3 players"),
+      (["--game=goofspiel"], "simultaneous moves"),
+      (["--k=0"], "k must be >= 1")]:
+    result = _run("examples/depth_limited.py", *flags)
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr

@@ -16,7 +16,9 @@ Public API:
   Baselines registered for round-robins (`open_spiel_sog.bots.baselines`):
     "mcts", "ismcts", "cfr_policy"; online outcome sampling, "oos"
     (`open_spiel_sog.bots.oos`); round_robin in
-    `open_spiel_sog.evaluation.tournament`.
+    `open_spiel_sog.evaluation.tournament`; depth-limited solving, "dls"
+    (`open_spiel_sog.bots.dls`; the solver is
+    `open_spiel_sog.algorithms.depth_limited`).
   Games (`open_spiel_sog.games`): "scotland_yard", registered with
     pyspiel.register_game on import.
   ISMCTSBRBot: a trained ISMCTS-BR best responder to a fixed opponent,
@@ -29,6 +31,7 @@ from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import check_public_states
 from open_spiel_sog.bots import baselines as _baselines
+from open_spiel_sog.bots import dls as _dls
 from open_spiel_sog.bots import ismcts_br as _ismcts_br
 from open_spiel_sog.bots import oos as _oos
 from open_spiel_sog.bots import sog as _sog
@@ -43,6 +46,7 @@ _sog.register()
 _ismcts_br.register()
 _baselines.register()
 _oos.register()
+_dls.register()
 
 __version__ = "0.1.0"
 

@@ -379,6 +379,7 @@ class _DepthLimitedCFR(SequenceCFR):
     if gadget_values is not None:
       self.gadget_regrets = np.zeros((len(gadget_values), 2))
       self.follow_sum = np.zeros(len(gadget_values))
+      self.follow_weight = 0.0
       self._set_follow()
 
   def _set_follow(self) -> None:
@@ -408,14 +409,16 @@ class _DepthLimitedCFR(SequenceCFR):
 
   def _accumulate_average(self, p: int, rows) -> None:
     super()._accumulate_average(p, rows)
-    if p != self.searcher and self.leaves.num_rows:
-      t = float(max(self.group_iteration[0] - self.config.averaging_delay,
-                    0))
-      weight = t if self.config.linear_averaging else float(t > 0)
+    if p == self.searcher:
+      return
+    t = float(max(self.group_iteration[0] - self.config.averaging_delay, 0))
+    weight = t if self.config.linear_averaging else float(t > 0)
+    if self.leaves.num_rows:
       self.leaf_average += (weight * self.reach[p][self.leaves.row_seq]
                             )[:, None] * self.leaf_policy
-      if self.gadget_values is not None:
-        self.follow_sum += weight * self.ranges[p]
+    if self.gadget_values is not None:
+      self.follow_sum += weight * self.ranges[p]
+      self.follow_weight += weight
 
   def _update_regrets(self, p: int, rows) -> None:
     a = self.arrays[p]
@@ -457,9 +460,7 @@ class _DepthLimitedCFR(SequenceCFR):
   def average_follow(self) -> np.ndarray | None:
     if self.gadget_values is None:
       return None
-    t = self.group_iteration[0]
-    weights = (t * (t + 1) / 2 if self.config.linear_averaging else t)
-    return self.follow_sum / max(weights, 1)
+    return self.follow_sum / max(self.follow_weight, 1e-300)
 
 
 @dataclasses.dataclass
@@ -572,6 +573,8 @@ class DepthLimitedSolver:
     self.strategies: list[PolicyFn] = []
     self._values: list[list[np.ndarray]] = [[] for _ in self.frontiers]
     self.solution: Solution | None = None
+    self._reach_of: Solution | None = None  # the solution _reach_cache is of
+    self._reach_cache: list[np.ndarray] = []
 
   @property
   def k(self) -> int:
@@ -607,32 +610,87 @@ class DepthLimitedSolver:
     if follow is not None:
       ranges[1 - self.searcher] = follow
     leaf_policy = cfr.leaf_average_policy()
-    value = self._searcher_value(policies, leaves, leaf_policy, ranges)
+    values = _profile_values(self.tree, leaves, self.searcher, policies,
+                             leaf_policy, ranges)
+    value = float(values[self.searcher] @ ranges[self.searcher])
     self.solution = Solution(searcher=self.searcher, tree=self.tree,
                              policies=policies, leaf_policy=leaf_policy,
                              ranges=(ranges[0], ranges[1]), value=value)
     self._leaves = leaves
     return self.solution
 
-  def _searcher_value(self, policies, leaves: _Leaves,
-                      leaf_policy: np.ndarray, ranges) -> float:
-    s, o = self.searcher, 1 - self.searcher
-    reach_o = reach_pass(self.tree.players[o], policies[o], ranges[o],
-                         np.zeros(self.tree.players[o].num_sequences))
-    t = self.tree.terminals
-    seqs = (t.seq0, t.seq1)
-    sign = 1.0 if s == 0 else -1.0
-    direct = np.bincount(seqs[s], weights=sign * t.weight * reach_o[seqs[o]],
-                         minlength=self.tree.players[s].num_sequences
-                         ).astype(np.float64, copy=False)
-    if len(leaves.pair_row):
-      mixed = np.einsum("ik,ik->i", leaves.values,
-                        leaf_policy[leaves.pair_row])
-      direct += np.bincount(leaves.pair_seq_s,
-                            weights=mixed * reach_o[leaves.pair_seq_o],
-                            minlength=len(direct))
-    seq_values, _ = value_pass(self.tree.players[s], policies[s], direct)
-    return float(seq_values[:self.tree.players[s].num_root] @ ranges[s])
+  def _reaches(self) -> list[np.ndarray]:
+    sol = self.solution
+    if sol is None:
+      raise ValueError("a depth-limited solver has no ranges before a solve")
+    if self._reach_of is not sol:
+      self._reach_cache = [
+          reach_pass(self.tree.players[p], sol.policies[p], sol.ranges[p],
+                     np.zeros(self.tree.players[p].num_sequences))
+          for p in range(2)]
+      self._reach_of = sol
+    return self._reach_cache
+
+  def resolve_root(self, ps: PublicState) -> PublicState:
+    """The deepest public state on the way to `ps` that the trunk holds
+    with a positive range of the searcher (the root at worst)."""
+    ids = {x.id for x in self.tree.public_states}
+    reach = self._reaches()[self.searcher]
+    node = ps
+    while node is not None and node is not self.root:
+      if node.id in ids and reach[self.tree.entry_seqs(self.searcher,
+                                                        node)].sum() > 0:
+        return node
+      node = node.parent
+    if node is None:
+      raise ValueError(f"{ps.describe()} is not below the solver's root "
+                       f"{self.root.describe()}")
+    return self.root
+
+  def summary(self, ps: PublicState
+              ) -> tuple[tuple[np.ndarray, np.ndarray],
+                         tuple[np.ndarray, np.ndarray]]:
+    """Both players' ranges and counterfactual values at trunk public
+    state `ps` under the last solution's average profile: the searcher's
+    with the opponent on its average policy and continuation choice, the
+    opponent's those of its best response to the searcher's trunk strategy
+    (best continuation at each frontier infostate). What re-solving from
+    `ps` needs: the searcher's range and the opponent's gadget values
+    (best-response values, as in CFR-D's re-solving: the opponent's average
+    policy is unreliable where its own reach is small)."""
+    sol = self.solution
+    if sol is None:
+      raise ValueError("summary needs a solve first")
+    ids = {x.id for x in self.tree.public_states}
+    if ps.id not in ids:
+      raise ValueError(f"{ps.describe()} is not in the trunk")
+    reaches = self._reaches()
+    ranges = [reaches[p][self.tree.entry_seqs(p, ps)] for p in range(2)]
+    sub = PublicTree(ps, [x for x in self.tree.public_states
+                          if _descends(x, ps)])
+    policies = []
+    for p in range(2):
+      full, part = self.tree.players[p], sub.players[p]
+      row_of = {(int(a), int(b)): r for r, (a, b) in enumerate(
+          zip(full.row_public_state, full.row_infostate))}
+      rows = [row_of[(int(a), int(b))] for a, b in zip(
+          part.row_public_state, part.row_infostate)]
+      policies.append(sol.policies[p][rows] if rows else
+                      np.zeros((0, part.max_actions)))
+      # (A subtree's rows are at most as wide as the trunk's.)
+      policies[p] = policies[p][:, :part.max_actions]
+    w = self.leaf_values()
+    leaves = _leaves(sub, self.searcher, {f.id: w[f.id] for f in sub.frontier})
+    full_leaves = self._leaves
+    leaf_of = {(int(a), int(b)): r for r, (a, b) in enumerate(
+        zip(full_leaves.row_public_state, full_leaves.row_infostate))}
+    leaf_rows = [leaf_of[(int(a), int(b))] for a, b in zip(
+        leaves.row_public_state, leaves.row_infostate)]
+    leaf_policy = (sol.leaf_policy[leaf_rows] if leaf_rows else
+                   np.zeros((0, sol.leaf_policy.shape[1])))
+    values = _profile_values(sub, leaves, self.searcher, policies,
+                             leaf_policy, ranges, respond=True)
+    return (ranges[0], ranges[1]), values
 
   # --- Strategy sets ---------------------------------------------------------
 
@@ -698,6 +756,112 @@ class DepthLimitedSolver:
     br = pyspiel.TabularBestResponse(self.game, 1 - self.searcher,
                                      self.composite_dict(solution))
     return DictPolicy(self.game, dict(br.get_best_response_actions()))
+
+
+def _descends(ps: PublicState, ancestor: PublicState) -> bool:
+  node = ps
+  while node is not None:
+    if node is ancestor:
+      return True
+    node = node.parent
+  return False
+
+
+def _profile_values(tree: PublicTree, leaves: _Leaves, searcher: int,
+                    policies, leaf_policy: np.ndarray, ranges,
+                    respond: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray]:
+  """Both players' counterfactual values at the root infostates of
+  `tree` under `policies`, the leaves valued with the opponent's
+  continuation choice `leaf_policy`; with `respond`, the opponent's are its
+  best response's instead (best actions in the trunk, best continuation
+  at each leaf infostate)."""
+  s = searcher
+  reaches = [reach_pass(tree.players[p], policies[p], ranges[p],
+                        np.zeros(tree.players[p].num_sequences))
+             for p in range(2)]
+  t = tree.terminals
+  seqs = (t.seq0, t.seq1)
+  out = []
+  for p in range(2):
+    arrays = tree.players[p]
+    sign = 1.0 if p == 0 else -1.0
+    direct = np.bincount(seqs[p], weights=sign * t.weight *
+                         reaches[1 - p][seqs[1 - p]],
+                         minlength=arrays.num_sequences).astype(np.float64)
+    if len(leaves.pair_row):
+      mixed = np.einsum("ik,ik->i", leaves.values,
+                        leaf_policy[leaves.pair_row])
+      if p == s:
+        direct += np.bincount(leaves.pair_seq_s, weights=mixed *
+                              reaches[1 - p][leaves.pair_seq_o],
+                              minlength=len(direct))
+      elif respond:
+        q = np.zeros((leaves.num_rows, leaves.values.shape[1]))
+        q[leaves.rows_with_pairs] = np.add.reduceat(
+            -reaches[s][leaves.pair_seq_s][:, None] * leaves.values,
+            leaves.row_starts, axis=0)
+        direct += np.bincount(leaves.row_seq, weights=q.max(axis=1),
+                              minlength=len(direct))
+      else:
+        direct -= np.bincount(leaves.pair_seq_o, weights=mixed *
+                              reaches[1 - p][leaves.pair_seq_s],
+                              minlength=len(direct))
+    best = (np.ones(arrays.num_rows, dtype=bool) if respond and p != s
+            else None)
+    seq_values, _ = value_pass(arrays, policies[p], direct, best)
+    out.append(seq_values[:arrays.num_root].copy())
+  return out[0], out[1]
+
+
+class DepthLimitedResolver:
+  """Nested depth-limited solving for one player (the dls bot's engine).
+
+  The first subgame is `root_solver`'s (the game's root, its continuation
+  set built and solved). At each later decision at public state S, the
+  player re-solves from S_prev, the deepest public state on the way to S
+  that the previous solve's trunk holds with a positive own range (S itself
+  while play stays in that trunk, the frontier public state past it): its
+  range there is the previous solution's, and the opponent gets the
+  re-solving gadget with its counterfactual values there. The continuation
+  set stays the root's (whole-game policies).
+  """
+
+  def __init__(self, root_solver: DepthLimitedSolver):
+    if root_solver.solution is None:
+      raise ValueError("the root solver has not solved yet")
+    self.root_solver = root_solver
+    self.player = root_solver.searcher
+    self.solves = 0
+
+  def resolve(self, ps: PublicState,
+              previous: DepthLimitedSolver | None) -> DepthLimitedSolver:
+    """The solver whose solution plays at `ps` (a decision public state
+    of this player), given the one that played this player's previous
+    decision in this game (None at its first)."""
+    if not ps.is_player_node() or ps.current_player() != self.player:
+      raise ValueError(f"{ps.describe()} is not a decision of player "
+                       f"{self.player}")
+    if previous is None or not _descends(ps, previous.root):
+      previous = self.root_solver
+    start = previous.resolve_root(ps)
+    if start is previous.root:
+      return previous
+    ranges, values = previous.summary(start)
+    i, o = self.player, 1 - self.player
+    scale = ranges[i].sum()
+    new_ranges = [None, None]
+    new_ranges[i] = ranges[i] / scale
+    new_ranges[o] = np.ones(start.num_infostates(o))
+    root = self.root_solver
+    solver = DepthLimitedSolver(root.game, i, root.blueprint, root.config,
+                                root=start, ranges=new_ranges,
+                                gadget_values=values[o] / scale)
+    for strategy in root.strategies:
+      solver.add_strategy(strategy)
+    solver.solve()
+    self.solves += 1
+    return solver
 
 
 class _FnPolicy(os_policy.Policy):

@@ -726,7 +726,9 @@ class DepthLimitedSolver:
     if kind == "bias":
       classes = (action_classes if action_classes is not None else
                  [[a] for a in self.opponent_actions()])
-      for actions in classes[:max(k - len(self.strategies), 0)]:
+      # (Incremental: the set so far is the blueprint and the first
+      # classes.)
+      for actions in classes[len(self.strategies) - 1:k - 1]:
         self.add_strategy(BiasedPolicy(self._blueprint_policy(), actions,
                                        self.config.bias_factor))
       return self.solve()

@@ -11,7 +11,7 @@ every game (95% bootstrap intervals). With --out, writes DIR/results.json
 (every game's seats, chance seed and returns, and the tables),
 DIR/table.txt and DIR/heatmap.png. Any bot `pyspiel.load_bot` knows can be
 named, OpenSpiel's and this package's alike (`import open_spiel_sog`
-registers sog, ismcts_br, oos, mcts, ismcts and cfr_policy).
+registers sog, ismcts_br, oos, dls, mcts, ismcts and cfr_policy).
 """
 
 from __future__ import annotations

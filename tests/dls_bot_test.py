@@ -94,3 +94,15 @@ def test_step_for_the_wrong_player_is_refused():
   state.apply_action(1)
   with pytest.raises(Exception, match="does not act"):
     bot.step(state)
+
+
+def test_bot_plays_in_a_round_robin():
+  from open_spiel_sog.evaluation import tournament
+  result = tournament.round_robin(
+      "kuhn_poker", "dls(iterations=200);uniform_random", games_per_pair=10,
+      progress=False)
+  assert result["bots"] == ["dls(iterations=200)", "uniform_random"]
+  assert len(result["games"]) == 20
+  assert all(sum(g["returns"]) == pytest.approx(0.0)
+             for g in result["games"])
+  assert set(result["elo"]) == set(result["bots"])

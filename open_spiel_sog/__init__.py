@@ -19,8 +19,10 @@ Public API:
     `open_spiel_sog.evaluation.tournament`; depth-limited solving, "dls"
     (`open_spiel_sog.bots.dls`; the solver is
     `open_spiel_sog.algorithms.depth_limited`).
-  Games (`open_spiel_sog.games`): "scotland_yard", registered with
-    pyspiel.register_game on import.
+  Games (`open_spiel_sog.games`): "scotland_yard"; the collaborative
+    (common-payoff) games of joint policy search "jps_comm",
+    "simple_bidding" and "mini_bridge" (`open_spiel_sog.games.jps_games`);
+    registered with pyspiel.register_game on import.
   ISMCTSBRBot: a trained ISMCTS-BR best responder to a fixed opponent,
     registered as "ismcts_br" (`open_spiel_sog.bots.ismcts_br`; the
     algorithm is `open_spiel_sog.algorithms.ismcts_br`).
@@ -39,6 +41,7 @@ from open_spiel_sog.bots.ismcts_br import ISMCTSBRBot
 from open_spiel_sog.bots.sog import SoGBot
 from open_spiel_sog.bots.sog import SoGConfig
 from open_spiel_sog.evaluation.exploitability import sog_exploitability
+from open_spiel_sog.games import jps_games as _jps_games
 from open_spiel_sog.games import scotland_yard as _scotland_yard
 from open_spiel_sog.registry import register_bot
 

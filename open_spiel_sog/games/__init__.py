@@ -5,6 +5,10 @@ Importing `open_spiel_sog` registers them; afterwards
 
   scotland_yard: Scotland Yard (Mr. X against a team of detectives) on a map
     given as a parameter; shipped maps in `maps/` (`scotland_yard.shipped_maps()`).
+  jps_comm, simple_bidding, mini_bridge: the two-player collaborative
+    (common-payoff) games of joint policy search (Tian, Gong and Jiang 2020):
+    `pyspiel.load_game("jps_comm(length=3)")`, "simple_bidding(n=4)",
+    "mini_bridge(n=3)" (`jps_games.py`).
 
 Small games shipped as EFG files (`efg.load_game("rps_plus")`): see `efg.py`.
 """

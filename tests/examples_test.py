@@ -210,3 +210,21 @@ def test_depth_limited_rejects_bad_input_clearly():
     assert result.returncode != 0
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_jps_prints_start_and_final_per_seed():
+  result = _run("examples/jps.py", "--game=jps_comm(length=3)", "--seeds=3",
+                "--cfr_iterations=300", "--json")
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  assert summary["game"] == "jps_comm(length=3)"
+  assert len(summary["start"]) == len(summary["final"]) == 3
+  assert summary["final"] == pytest.approx([1.0, 1.0, 1.0])
+  assert all(f >= s for s, f in zip(summary["start"], summary["final"]))
+
+
+def test_jps_rejects_a_zero_sum_game_clearly():
+  result = _run("examples/jps.py", "--game=kuhn_poker")
+  assert result.returncode != 0
+  assert "IDENTICAL" in result.stderr
+  assert "Traceback" not in result.stderr

@@ -136,3 +136,20 @@ def test_bad_input_is_named():
     jps.JointPolicySearch(a, jps.JPSConfig(depth=-1))
   with pytest.raises(ValueError, match="policy arrays have shape"):
     jps.JointPolicySearch(a).run(np.zeros((3, 3)))
+
+
+def test_common_payoff_public_trees_only_where_asked():
+  from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+  from open_spiel_sog.public_state import PublicStateObserver
+  from open_spiel_sog.public_state.observer import ObserverConfig
+  game = pyspiel.load_game("jps_comm(length=3)")
+  with pytest.raises(ValueError, match="ObserverConfig.common_payoff=True"):
+    PublicStateObserver(game)
+  observer = PublicStateObserver(game, ObserverConfig(common_payoff=True))
+  tree = observer.full_tree()
+  # The deal, player 0's first signal, 2 + 4 + 8 states after its signals
+  # and 8 x 8 ends (signals, guess).
+  assert len(tree) == 80
+  assert sum(len(ps.histories) for ps in tree.public_states) == 633
+  with pytest.raises(ValueError, match="common-payoff"):
+    PublicTreeCFR(root=observer.root())

@@ -918,6 +918,9 @@ class GTCFR:
                branch: Sequence[PublicState] = (),
                rng: np.random.Generator | None = None,
                value_players: Sequence[int] = (0, 1)):
+    if root.observer.common_payoff:
+      raise ValueError(f"GT-CFR searches two-player zero-sum games; "
+                       f"{root.observer.game} is common-payoff")
     self.config = config or GTCFRConfig()
     self.value_players = tuple(value_players)
     self._entry_value_sum = [np.zeros(0), np.zeros(0)]

@@ -286,6 +286,11 @@ class PublicTreeCFR:
     elif game is not None and str(game) != str(root.observer.game):
       raise ValueError(f"root public state belongs to {root.observer.game}, "
                        f"not to {game}")
+    if root.observer.common_payoff:
+      raise ValueError(
+          f"PublicTreeCFR solves two-player zero-sum games; "
+          f"{root.observer.game} is common-payoff (its players share one "
+          "payoff: see algorithms/jps.py)")
     self.game = root.observer.game
     self.root = root
     self.config = config or CFRConfig()

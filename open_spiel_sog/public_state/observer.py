@@ -106,6 +106,10 @@ class ObserverConfig:
       lacks it, the public state is rebuilt by resampling with it included.
       Public states of n or fewer histories are exact.
     sample_seed: seed of the sampling.
+    common_payoff: also accept two-player common-payoff games (IDENTICAL
+      utility: both players get the same payoff), for the algorithms that
+      support them; the zero-sum solvers refuse such an observer's public
+      states.
   """
   source: str = "auto"
   infostates: str = "auto"
@@ -115,20 +119,30 @@ class ObserverConfig:
   max_memory_bytes: int = 0
   max_histories: int = 0
   sample_seed: int = 0
+  common_payoff: bool = False
 
 
-def validate_game(game: pyspiel.Game) -> None:
-  """Raises ValueError unless `game` is a game public states support."""
+def validate_game(game: pyspiel.Game, common_payoff: bool = False) -> None:
+  """Raises ValueError unless `game` is a game public states support:
+  two-player zero-sum (or, with `common_payoff`, common-payoff)."""
   game_type = game.get_type()
   name = game_type.short_name
   if game.num_players() != 2:
     raise ValueError(
         f"{name}: public states need a two-player game, this one has "
         f"{game.num_players()} players")
-  if game_type.utility != pyspiel.GameType.Utility.ZERO_SUM:
+  utilities = [pyspiel.GameType.Utility.ZERO_SUM]
+  if common_payoff:
+    utilities.append(pyspiel.GameType.Utility.IDENTICAL)
+  if game_type.utility not in utilities:
     raise ValueError(
-        f"{name}: public states need a zero-sum game, this one's utility is "
-        f"{game_type.utility}")
+        f"{name}: public states need a zero-sum game"
+        f"{' or a common-payoff one' if common_payoff else ''}, this one's "
+        f"utility is {game_type.utility}"
+        + ("" if common_payoff or game_type.utility !=
+           pyspiel.GameType.Utility.IDENTICAL else
+           " (common-payoff games: ObserverConfig(common_payoff=True), for "
+           "joint policy search)"))
   if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
     raise ValueError(
         f"{name}: simultaneous-move games are supported through "
@@ -643,9 +657,11 @@ class PublicStateObserver:
                config: ObserverConfig | None = None):
     if isinstance(game, str):
       game = pyspiel.load_game(game)
-    validate_game(game)
-    self.game = game
     self.config = config or ObserverConfig()
+    validate_game(game, self.config.common_payoff)
+    self.game = game
+    self.common_payoff = (game.get_type().utility ==
+                          pyspiel.GameType.Utility.IDENTICAL)
     game_type = game.get_type()
     self._public_observation = None
     self.public_observation_has_recall = False

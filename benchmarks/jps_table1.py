@@ -12,7 +12,8 @@ CFR1k, CFR1k+JPS and best-known figures, and the wall time. Then the runtime
 of one JPS sweep against brute-force evaluation of the same candidates
 (`jps.BruteForceSearch`: a full value pass per candidate) from the same
 start, median of --repeats, as a ratio (the paper: 4x at Simple Bidding
-N=8, 13x at N=16 with D=3). --rows picks rows by game string.
+N=8, 13x at N=16 with D=3). --rows picks rows by game string. --table2
+runs the sample-based variant (the paper's Table 2) on the games it names.
 """
 
 import json
@@ -55,6 +56,16 @@ _CFR_ITERATIONS = flags.DEFINE_integer("cfr_iterations", 1000,
                                        "CFR iterations of the starts.")
 _SPEED = flags.DEFINE_bool("speed", True, "Time JPS against brute force.")
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timings per speed row.")
+_TABLE2 = flags.DEFINE_string(
+    "table2", "", "Semicolon-separated games for the sample-based variant "
+    "(the paper's Table 2; CFR1k starts, --seeds seeds, at most "
+    "--table2_iterations changes, the best policy kept), e.g. tiny_hanabi.")
+_TABLE2_SAMPLES = flags.DEFINE_string(
+    "table2_samples", "1,2,5,8,15,20,25,30",
+    "Samples per infostate of the --table2 columns.")
+_TABLE2_ITERATIONS = flags.DEFINE_integer(
+    "table2_iterations", 100, "Changes per seed of the sample-based runs "
+    "(the paper: 100 iterations, the best kept).")
 _OUT = flags.DEFINE_string("out", "", "Write the JSON summary here.")
 _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary last.")
 
@@ -135,6 +146,17 @@ def main(argv):
       _log(f"speed {game}: JPS {speeds[-1]['jps_seconds']:.2f} s, brute "
            f"force {speeds[-1]['brute_force_seconds']:.2f} s "
            f"({speeds[-1]['ratio']:.1f}x)")
+  table2 = []
+  for game in [g for g in _TABLE2.value.split(";") if g]:
+    row = {"game": game, "seeds": _SEEDS.value, "samples": {}}
+    for k in [int(x) for x in _TABLE2_SAMPLES.value.split(",") if x]:
+      out = jps.search_from_starts(
+          game, "cfr", _CFR_ITERATIONS.value, _SEEDS.value,
+          jps.JPSConfig(samples=k, max_iterations=_TABLE2_ITERATIONS.value))
+      row["samples"][k] = float(np.mean(out["final"]))
+      _log(f"table 2 {game}: {k} samples per infostate: "
+           f"{row['samples'][k]:.3f}")
+    table2.append(row)
   print("| game | seeds | CFR1k (paper) | CFR1k+JPS (paper) | best seed | "
         "best known | seconds |")
   print("|---|---|---|---|---|---|---|")
@@ -148,7 +170,11 @@ def main(argv):
           f"{s['jps_seconds']:.2f} s, brute force "
           f"{s['brute_force_seconds']:.2f} s: {s['ratio']:.1f}x "
           f"(same gains: {s['same_gains']})")
-  summary = {"rows": results, "speed": speeds}
+  for row in table2:
+    print(f"{row['game']} sample-based JPS from CFR1k ({row['seeds']} "
+          "seeds), samples per infostate: " + ", ".join(
+              f"{k}: {v:.3f}" for k, v in row["samples"].items()))
+  summary = {"rows": results, "speed": speeds, "table2": table2}
   if _OUT.value:
     with open(_OUT.value, "w") as f:
       json.dump(summary, f, indent=1)

@@ -72,11 +72,13 @@ class GameArrays:
   Histories (H, root first, by depth): parent, slot (the parent's action
   position), kind (chance, decision, terminal), infoset (decision nodes;
   -1 otherwise), reward (terminals: the shared payoff), chance_prob (the
-  probability of the chance edge into the history; 1 after decisions),
-  child [H, A] (-1 where none). Infosets (N): player, key, num_actions,
+  probability of the chance edge into the history; 1 after decisions).
+  Decision histories: dec_hist, dec_index (-1 elsewhere) and dec_child
+  [decision histories, A] (-1 where none). Infosets (N): player, key, num_actions,
   actions [N, A] (-1 padded), their histories (CSR: iset_start,
   iset_hist). Paths [H, depth]: path_node (the ancestor at each depth),
-  path_slot (the action taken there towards the history), path_iset.
+  path_slot (the action taken there towards the history), path_iset, and
+  path_child (where that edge leads).
   """
 
   def __init__(self, game: pyspiel.Game, max_histories: int = 2_000_000):
@@ -138,10 +140,15 @@ class GameArrays:
     self.chance_prob = np.asarray(chance_prob)
     self.depth = np.asarray(depth, dtype=np.int64)
     self.max_actions = max(max((len(c) for c in children), default=1), 1)
-    self.child = np.full((self.num_histories, self.max_actions), -1,
-                         dtype=np.int64)
-    for h, c in enumerate(children):
-      self.child[h, :len(c)] = c
+    # Children of the decision histories: dec_child[dec_index[h]].
+    decisions = np.flatnonzero(self.kind == _DECISION)
+    self.dec_hist = decisions
+    self.dec_index = np.full(self.num_histories, -1, dtype=np.int64)
+    self.dec_index[decisions] = np.arange(len(decisions))
+    self.dec_child = np.full((len(decisions), self.max_actions), -1,
+                             dtype=np.int64)
+    for k, h in enumerate(decisions):
+      self.dec_child[k, :len(children[h])] = children[h]
     self.level_bounds = np.searchsorted(self.depth,
                                         np.arange(self.depth.max() + 2))
     self.num_infosets = len(iset_keys)
@@ -154,7 +161,6 @@ class GameArrays:
     for i, a in enumerate(iset_actions):
       self.iset_actions[i, :len(a)] = a
     self.legal = self.iset_actions >= 0
-    decisions = np.flatnonzero(self.kind == _DECISION)
     order = np.argsort(self.infoset[decisions], kind="stable")
     self.iset_hist = decisions[order]
     self.iset_start = np.searchsorted(self.infoset[self.iset_hist],
@@ -173,21 +179,28 @@ class GameArrays:
       self.path_slot[lo:hi, d - 1] = self.slot[lo:hi]
     self.path_iset = np.where(self.path_node >= 0,
                               self.infoset[np.maximum(self.path_node, 0)], -1)
+    # The history the k-th edge of each path leads to (the history itself
+    # for the last one): its edge_in is that edge's probability.
+    self.path_child = np.full_like(self.path_node, -1)
+    if max_depth > 1:
+      self.path_child[:, :-1] = self.path_node[:, 1:]
+    rows = np.arange(self.num_histories)
+    last = self.depth - 1
+    ok = last >= 0
+    self.path_child[rows[ok], last[ok]] = rows[ok]
     self._succ: dict[tuple[int, int], np.ndarray] = {}
-    self._next_decisions = self._first_decisions()
+    self._next_decisions = self._first_decisions(children)
 
-  def _first_decisions(self) -> list[np.ndarray]:
+  def _first_decisions(self, children: list[list[int]]) -> list[list[int]]:
     """For each history, the first decision nodes at or below it (through
     chance nodes)."""
-    out: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * self.num_histories
+    out: list[list[int]] = [[] for _ in range(self.num_histories)]
     for h in range(self.num_histories - 1, -1, -1):
       k = self.kind[h]
       if k == _DECISION:
-        out[h] = np.asarray([h], dtype=np.int64)
+        out[h] = [h]
       elif k == _CHANCE:
-        kids = self.child[h][self.child[h] >= 0]
-        out[h] = (np.concatenate([out[c] for c in kids]) if len(kids) else
-                  out[h])
+        out[h] = [d for c in children[h] for d in out[c]]
     return out
 
   def histories(self, iset: int) -> np.ndarray:
@@ -198,10 +211,10 @@ class GameArrays:
     through chance), sorted."""
     key = (iset, slot)
     if key not in self._succ:
-      kids = self.child[self.histories(iset), slot]
-      nxt = [self._next_decisions[c] for c in kids if c >= 0]
-      nodes = np.concatenate(nxt) if nxt else np.zeros(0, dtype=np.int64)
-      self._succ[key] = np.unique(self.infoset[nodes])
+      kids = self.dec_child[self.dec_index[self.histories(iset)], slot]
+      nodes = [d for c in kids if c >= 0 for d in self._next_decisions[c]]
+      self._succ[key] = np.unique(self.infoset[np.asarray(nodes,
+                                                          dtype=np.int64)])
     return self._succ[key]
 
   # --- Policies ------------------------------------------------------------
@@ -261,39 +274,43 @@ class GameArrays:
   # --- Passes --------------------------------------------------------------
 
   def edge_probs(self, probs: np.ndarray) -> np.ndarray:
-    """[H, A] probability of each child edge under `probs` (chance
-    probabilities at chance nodes)."""
-    out = np.zeros((self.num_histories, self.max_actions))
-    dec = self.kind == _DECISION
-    out[dec] = probs[self.infoset[dec]]
-    ch = self.kind == _CHANCE
-    kids = self.child[ch]
-    out[ch] = np.where(kids >= 0, self.chance_prob[np.maximum(kids, 0)], 0.0)
+    """[H] the probability of the edge into each history under `probs`
+    (chance's probability after a chance node; 1 at the root)."""
+    par = np.maximum(self.parent, 0)
+    after_decision = (self.parent >= 0) & (self.kind[par] == _DECISION)
+    out = self.chance_prob.copy()
+    out[after_decision] = probs[self.infoset[par[after_decision]],
+                                self.slot[after_decision]]
     return out
 
   def reach(self, edge: np.ndarray) -> np.ndarray:
-    """[H] total reach (chance and both players), top-down by depth."""
+    """[H] total reach (chance and both players), top-down by depth, from
+    `edge_probs`."""
     pi = np.zeros(self.num_histories)
     pi[0] = 1.0
     b = self.level_bounds
     for d in range(1, len(b) - 1):
       lo, hi = b[d], b[d + 1]
-      pi[lo:hi] = pi[self.parent[lo:hi]] * edge[self.parent[lo:hi],
-                                                self.slot[lo:hi]]
+      pi[lo:hi] = pi[self.parent[lo:hi]] * edge[lo:hi]
     return pi
 
   def values(self, edge: np.ndarray) -> np.ndarray:
-    """[H] expected payoff below each history, bottom-up by depth."""
+    """[H] expected payoff below each history, bottom-up by depth, from
+    `edge_probs`."""
     v = self.reward.copy()
     b = self.level_bounds
-    for d in range(len(b) - 3, -1, -1):
+    for d in range(len(b) - 2, 0, -1):
       lo, hi = b[d], b[d + 1]
-      kids = self.child[lo:hi]
-      inner = self.kind[lo:hi] != _TERMINAL
-      sums = np.einsum("ij,ij->i", edge[lo:hi],
-                       np.where(kids >= 0, v[np.maximum(kids, 0)], 0.0))
-      v[lo:hi] = np.where(inner, sums, v[lo:hi])
+      plo, phi = b[d - 1], b[d]
+      v[plo:phi] += np.bincount(self.parent[lo:hi] - plo,
+                                weights=edge[lo:hi] * v[lo:hi],
+                                minlength=phi - plo)
     return v
+
+  def child_values(self, v: np.ndarray) -> np.ndarray:
+    """[decision histories, A] v of each child (0 where none)."""
+    kids = self.dec_child
+    return np.where(kids >= 0, v[np.maximum(kids, 0)], 0.0)
 
   def value(self, probs: np.ndarray) -> float:
     """The game value of the joint policy `probs` [N, A]."""
@@ -371,12 +388,12 @@ class JointPolicySearch:
     self.v = a.values(edge)
     self.pi = a.reach(edge)
     # E[h, k]: the probability of the k-th edge on h's path.
-    nodes = np.maximum(a.path_node, 0)
-    self._path_edge = np.where(a.path_node >= 0, edge[nodes, a.path_slot],
-                               1.0)
-    kids = a.child
-    self._advantage = np.where(kids >= 0, self.v[np.maximum(kids, 0)] -
-                               self.v[:, None], 0.0)
+    self._path_edge = np.where(a.path_child >= 0,
+                               edge[np.maximum(a.path_child, 0)], 1.0)
+    # [decision histories, A]: v(h a) - v(h).
+    self._advantage = np.where(
+        a.dec_child >= 0, a.child_values(self.v) - self.v[a.dec_hist][:, None],
+        0.0)
 
   def new_reach(self, hs: np.ndarray,
                 active: Sequence[tuple[int, int]]) -> np.ndarray:
@@ -414,7 +431,8 @@ class JointPolicySearch:
           [np.arange(s, e) for s, e in zip(starts, ends)])]
       weight = 1.0
       seg = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rho = (self.new_reach(hs, active) * weight)[:, None] * self._advantage[hs]
+    rho = ((self.new_reach(hs, active) * weight)[:, None] *
+           self._advantage[a.dec_index[hs]])
     self.evaluations += rho.shape[0]
     out = np.add.reduceat(rho, seg, axis=0)
     return np.where(a.legal[isets], out, -np.inf)
@@ -514,23 +532,33 @@ def cfr(arrays: GameArrays, iterations: int, seed: int | None = None
     current /= current.sum(axis=1, keepdims=True)
   regrets = np.zeros_like(current)
   average = np.zeros_like(current)
-  dec_hist = np.flatnonzero(a.kind == _DECISION)
   owner = np.full(a.num_histories, -1)
-  owner[dec_hist] = a.iset_player[a.infoset[dec_hist]]
+  owner[a.dec_hist] = a.iset_player[a.infoset[a.dec_hist]]
+  # Whose decision each edge leaves (-1: chance, and the root).
+  edge_owner = np.where(a.parent >= 0, owner[np.maximum(a.parent, 0)], -1)
+  # Per player: its decision histories grouped by infoset (iset_hist order)
+  # and the segment starts of the infosets that have any.
+  groups = []
+  for p in range(2):
+    hs = a.iset_hist[a.iset_player[a.infoset[a.iset_hist]] == p]
+    isets, starts = np.unique(a.infoset[hs], return_index=True)
+    groups.append((hs, a.dec_index[hs], isets, starts))
   for _ in range(iterations):
     edge = a.edge_probs(current)
     v = a.values(edge)
+    q_all = a.child_values(v)
     for p in range(2):
-      own_rows = (owner == p)[:, None]
-      counterfactual = a.reach(np.where(own_rows, 1.0, edge))
-      own = a.reach(np.where(own_rows, edge, 1.0))
-      hs = dec_hist[owner[dec_hist] == p]
-      isets = a.infoset[hs]
-      kids = a.child[hs]
-      q = np.where(kids >= 0, v[np.maximum(kids, 0)], 0.0)
-      instant = counterfactual[hs][:, None] * (q - v[hs][:, None])
-      np.add.at(regrets, isets, np.where(a.legal[isets], instant, 0.0))
-      np.add.at(average, isets, own[hs][:, None] * current[isets])
+      hs, rows, isets, starts = groups[p]
+      if not len(hs):
+        continue
+      mine = edge_owner == p
+      counterfactual = a.reach(np.where(mine, 1.0, edge))
+      own = a.reach(np.where(mine, edge, 1.0))
+      instant = counterfactual[hs][:, None] * (q_all[rows] - v[hs][:, None])
+      regrets[isets] += np.where(a.legal[isets],
+                                 np.add.reduceat(instant, starts, axis=0), 0.0)
+      # (Own reach is the same at every history of an infoset.)
+      average[isets] += own[hs[starts]][:, None] * current[isets]
     positive = np.maximum(regrets, 0.0)
     total = positive.sum(axis=1, keepdims=True)
     current = np.where(total > 0, positive / np.where(total > 0, total, 1.0),
@@ -550,10 +578,9 @@ def policy_change(arrays: GameArrays, probs: np.ndarray,
   v = a.values(a.edge_probs(probs))
   new_reach = a.reach(a.edge_probs(new_probs))
   changed = np.any(probs != new_probs, axis=1)
-  hs = np.flatnonzero((a.kind == _DECISION) &
-                      changed[np.maximum(a.infoset, 0)])
-  kids = a.child[hs]
-  q = np.where(kids >= 0, v[np.maximum(kids, 0)], 0.0)
+  sel = changed[a.infoset[a.dec_hist]]
+  hs = a.dec_hist[sel]
+  q = a.child_values(v)[sel]
   rho = new_reach[hs] * (np.einsum("ij,ij->i", new_probs[a.infoset[hs]], q)
                          - v[hs])
   return float(rho.sum())

@@ -513,13 +513,14 @@ class JointPolicySearch:
                      seconds=time.perf_counter() - start)
 
 
-def cfr(arrays: GameArrays, iterations: int, seed: int | None = None
-        ) -> np.ndarray:
+def cfr(arrays: GameArrays, iterations: int, seed: int | None = None,
+        alternating: bool = False) -> np.ndarray:
   """The CFR baseline: [N, A] average policy of vanilla CFR (regret
-  matching, simultaneous updates; each player's counterfactual values weigh
-  the shared payoff by chance's and the partner's reach) after
-  `iterations`, from a random initial policy (`seed`: Dirichlet(1) rows;
-  None: uniform). Both players maximise the one payoff."""
+  matching, simultaneous updates, or `alternating`; each player's
+  counterfactual values weigh the shared payoff by chance's and the
+  partner's reach) after `iterations`, from a random initial policy
+  (`seed`: Dirichlet(1) rows; None: uniform). Both players maximise the
+  one payoff."""
   a = arrays
   if iterations < 1:
     raise ValueError(f"CFR iterations must be >= 1, got {iterations}")
@@ -544,10 +545,11 @@ def cfr(arrays: GameArrays, iterations: int, seed: int | None = None
     isets, starts = np.unique(a.infoset[hs], return_index=True)
     groups.append((hs, a.dec_index[hs], isets, starts))
   for _ in range(iterations):
-    edge = a.edge_probs(current)
-    v = a.values(edge)
-    q_all = a.child_values(v)
     for p in range(2):
+      if p == 0 or alternating:
+        edge = a.edge_probs(current)
+        v = a.values(edge)
+        q_all = a.child_values(v)
       hs, rows, isets, starts = groups[p]
       if not len(hs):
         continue
@@ -559,12 +561,19 @@ def cfr(arrays: GameArrays, iterations: int, seed: int | None = None
                                  np.add.reduceat(instant, starts, axis=0), 0.0)
       # (Own reach is the same at every history of an infoset.)
       average[isets] += own[hs[starts]][:, None] * current[isets]
-    positive = np.maximum(regrets, 0.0)
-    total = positive.sum(axis=1, keepdims=True)
-    current = np.where(total > 0, positive / np.where(total > 0, total, 1.0),
-                       uniform)
+      if alternating:
+        current = _regret_matching(regrets, uniform)
+    if not alternating:
+      current = _regret_matching(regrets, uniform)
   total = average.sum(axis=1, keepdims=True)
   return np.where(total > 0, average / np.where(total > 0, total, 1.0),
+                  uniform)
+
+
+def _regret_matching(regrets: np.ndarray, uniform: np.ndarray) -> np.ndarray:
+  positive = np.maximum(regrets, 0.0)
+  total = positive.sum(axis=1, keepdims=True)
+  return np.where(total > 0, positive / np.where(total > 0, total, 1.0),
                   uniform)
 
 

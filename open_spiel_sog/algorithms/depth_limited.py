@@ -55,6 +55,7 @@ from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
 from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
 from open_spiel_sog.algorithms.public_tree_cfr import regret_matching
 from open_spiel_sog.algorithms.public_tree_cfr import reach_pass
+from open_spiel_sog.algorithms.public_tree_cfr import rows_dict
 from open_spiel_sog.algorithms.public_tree_cfr import SequenceCFR
 from open_spiel_sog.algorithms.public_tree_cfr import value_pass
 from open_spiel_sog.public_state.observer import PublicState
@@ -420,30 +421,22 @@ class _DepthLimitedCFR(SequenceCFR):
       self.follow_sum += weight * self.ranges[p]
       self.follow_weight += weight
 
-  def _update_regrets(self, p: int, rows) -> None:
-    a = self.arrays[p]
-    seq_values, row_values = value_pass(
-        a, self.policy[p], self.direct_values(p, self.reach[1 - p]))
-    action_values = seq_values[a.num_root:].reshape(a.num_rows, a.max_actions)
-    update = a.legal_mask if rows is None else a.legal_mask & rows[:, None]
-    instant = np.where(update, action_values - row_values[:, None], 0.0)
-    self.regrets[p] += instant
-    np.maximum(self.regrets[p], 0.0, out=self.regrets[p])
-    if self.config.predictive:
-      self.last_regrets[p] = instant
+  def _update_regrets(self, p: int, rows) -> np.ndarray:
+    seq_values = super()._update_regrets(p, rows)
     if p == self.searcher:
-      return
+      return seq_values
     if self.leaves.num_rows:
       self.leaf_regrets += self._leaf_q - self._leaf_v[:, None]
       np.maximum(self.leaf_regrets, 0.0, out=self.leaf_regrets)
     if self.gadget_values is not None:
       follow = self.ranges[p]
-      cfv = seq_values[:a.num_root]
+      cfv = seq_values[:self.arrays[p].num_root]
       mixed = follow * cfv + (1 - follow) * self.gadget_values
       self.gadget_regrets[:, 0] += cfv - mixed
       self.gadget_regrets[:, 1] += self.gadget_values - mixed
       np.maximum(self.gadget_regrets, 0.0, out=self.gadget_regrets)
       self._set_follow()
+    return seq_values
 
   def _new_policy(self, p: int) -> None:
     super()._new_policy(p)
@@ -490,14 +483,7 @@ class Solution:
     """{information_state_string: [(action, p)]} of `player`'s (default:
     the searcher's) trunk rows."""
     player = self.searcher if player is None else player
-    arrays = self.tree.players[player]
-    probs = self.policies[player]
-    out = {}
-    for row, key in enumerate(arrays.row_infostate_string):
-      n = int(arrays.legal_mask[row].sum())
-      out[key] = list(zip(arrays.row_actions[row, :n].tolist(),
-                          probs[row, :n].tolist()))
-    return out
+    return rows_dict(self.tree.players[player], self.policies[player])
 
   def policy_at(self, ps: PublicState, player: int) -> np.ndarray:
     """[n, A] `player`'s trunk policy at decision public state `ps` (rows
@@ -972,15 +958,12 @@ class _FrozenCFR(SequenceCFR):
     super().__init__(*args, **kwargs)
     self._new_policy(frozen_player)
 
-  def _new_policy(self, p: int) -> None:
+  def _current_policy(self, p: int) -> np.ndarray:
+    policy = super()._current_policy(p)
     player, rows, fixed = self._frozen
-    regrets = self.regrets[p]
-    if self.config.predictive:
-      regrets = regrets + self.last_regrets[p]
-    self.policy[p] = regret_matching(regrets, self.uniform[p])
     if p == player:
-      self.policy[p][rows] = fixed[rows]
-    reach_pass(self.arrays[p], self.policy[p], self.ranges[p], self.reach[p])
+      policy[rows] = fixed[rows]
+    return policy
 
 
 def frozen_blueprint_solve(game: pyspiel.Game, searcher: int,
@@ -1007,13 +990,8 @@ def frozen_blueprint_solve(game: pyspiel.Game, searcher: int,
                    config.cfr, frozen_player=searcher, frozen_rows=frozen,
                    frozen_policy=fixed)
   cfr.run(iterations)
-  probs = cfr.average_policy(searcher)
-  out = {}
-  for row in np.flatnonzero(~frozen):
-    n = int(arrays.legal_mask[row].sum())
-    out[arrays.row_infostate_string[row]] = list(
-        zip(arrays.row_actions[row, :n].tolist(), probs[row, :n].tolist()))
-  return out
+  return rows_dict(arrays, cfr.average_policy(searcher),
+                   np.flatnonzero(~frozen))
 
 
 def pure_strategies(game: pyspiel.Game, solver: DepthLimitedSolver

@@ -41,6 +41,8 @@ import numpy as np
 import pyspiel
 from open_spiel.python import policy as os_policy
 
+from open_spiel_sog.algorithms.public_tree_cfr import regret_matching
+
 _CHANCE, _DECISION, _TERMINAL = 0, 1, 2
 
 
@@ -562,18 +564,11 @@ def cfr(arrays: GameArrays, iterations: int, seed: int | None = None,
       # (Own reach is the same at every history of an infoset.)
       average[isets] += own[hs[starts]][:, None] * current[isets]
       if alternating:
-        current = _regret_matching(regrets, uniform)
+        current = regret_matching(regrets, uniform)
     if not alternating:
-      current = _regret_matching(regrets, uniform)
+      current = regret_matching(regrets, uniform)
   total = average.sum(axis=1, keepdims=True)
   return np.where(total > 0, average / np.where(total > 0, total, 1.0),
-                  uniform)
-
-
-def _regret_matching(regrets: np.ndarray, uniform: np.ndarray) -> np.ndarray:
-  positive = np.maximum(regrets, 0.0)
-  total = positive.sum(axis=1, keepdims=True)
-  return np.where(total > 0, positive / np.where(total > 0, total, 1.0),
                   uniform)
 
 

@@ -110,6 +110,19 @@ def value_pass(arrays: PlayerArrays, policy: np.ndarray,
   return seq_values, row_values
 
 
+def rows_dict(arrays: PlayerArrays, probs: np.ndarray,
+              rows: Sequence[int] | np.ndarray | None = None
+              ) -> dict[str, list[tuple[int, float]]]:
+  """{information_state_string: [(action, probability), ...]} of `probs`
+  [rows, A] at `rows` (default: all) of `arrays`."""
+  out = {}
+  for row in (range(arrays.num_rows) if rows is None else rows):
+    k = int(arrays.legal_mask[row].sum())
+    out[arrays.row_infostate_string[row]] = list(
+        zip(arrays.row_actions[row, :k].tolist(), probs[row, :k].tolist()))
+  return out
+
+
 def best_actions(arrays: PlayerArrays, seq_values: np.ndarray) -> np.ndarray:
   """[rows, A] one-hot of each row's legal action of highest counterfactual
   value (the first on ties), from a value pass's `seq_values`."""
@@ -203,7 +216,9 @@ class SequenceCFR:
     own_reach = self.reach[p][self.arrays[p].row_parent_seq]
     self.average[p] += (weight * own_reach)[:, None] * self.policy[p]
 
-  def _update_regrets(self, p: int, rows: np.ndarray | None) -> None:
+  def _update_regrets(self, p: int, rows: np.ndarray | None) -> np.ndarray:
+    """Adds p's instantaneous regrets; returns the value pass's [S]
+    sequence values (subclasses read the root infostates' from it)."""
     a = self.arrays[p]
     seq_values, row_values = value_pass(
         a, self.policy[p], self.direct_values(p, self.reach[1 - p]))
@@ -214,12 +229,18 @@ class SequenceCFR:
     np.maximum(self.regrets[p], 0.0, out=self.regrets[p])
     if self.config.predictive:
       self.last_regrets[p] = instant
+    return seq_values
 
-  def _new_policy(self, p: int) -> None:
+  def _current_policy(self, p: int) -> np.ndarray:
+    """[rows, A] p's next policy: regret matching+ on its regrets (plus the
+    last instantaneous ones, predictive CFR+)."""
     regrets = self.regrets[p]
     if self.config.predictive:
       regrets = regrets + self.last_regrets[p]
-    self.policy[p] = regret_matching(regrets, self.uniform[p])
+    return regret_matching(regrets, self.uniform[p])
+
+  def _new_policy(self, p: int) -> None:
+    self.policy[p] = self._current_policy(p)
     reach_pass(self.arrays[p], self.policy[p], self.ranges[p], self.reach[p])
 
   def run(self, iterations: int) -> None:
@@ -350,12 +371,8 @@ class PublicTreeCFR:
     """{information_state_string: [(action, probability), ...]}."""
     result = {}
     for p in range(2):
-      arrays = self.tree.players[p]
-      probs = self.average_policy_arrays(p)
-      for row, infostate in enumerate(arrays.row_infostate_string):
-        k = int(arrays.legal_mask[row].sum())
-        result[infostate] = list(
-            zip(arrays.row_actions[row, :k].tolist(), probs[row, :k].tolist()))
+      result.update(rows_dict(self.tree.players[p],
+                              self.average_policy_arrays(p)))
     return result
 
   def average_policy(self) -> os_policy.TabularPolicy:

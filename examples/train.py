@@ -38,6 +38,7 @@ from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import PLATFORMS
 from open_spiel_sog.algorithms.training import Trainer
 from open_spiel_sog.algorithms.training import stop_on_signals
+from open_spiel_sog.evaluation import exploitability
 
 _D = TrainConfig()
 _N = cvpn.NetworkConfig()
@@ -254,7 +255,8 @@ def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
       keep_checkpoints=_KEEP.value, seed=_SEED.value, network=network)
   evaluation = EvalConfig(every=_EVAL_EVERY.value,
                           simulations=_EVAL_S.value, seeds=seeds,
-                          csv=_EVAL_CSV.value, png=_EVAL_PNG.value)
+                          csv=_EVAL_CSV.value, png=_EVAL_PNG.value,
+                          measure=exploitability.sog_exploitability)
   return config, evaluation
 
 

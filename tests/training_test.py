@@ -25,6 +25,7 @@ import pytest
 import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
 from open_spiel_sog.algorithms import cvpn
 from open_spiel_sog.algorithms import value_functions
+from open_spiel_sog.algorithms.training import EvalConfig
 from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import Trainer
 from open_spiel_sog.public_state import PublicStateObserver
@@ -232,6 +233,10 @@ def test_resume_errors_are_clear(trained, tmp_path):
     Trainer(_train_config(config.checkpoint,
                           network=cvpn.NetworkConfig(hidden=(8,))),
             resume=True, progress=False, log=lambda s: None)
+  with pytest.raises(ValueError, match="needs EvalConfig.measure"):
+    Trainer(_train_config(str(tmp_path / "x.npz")),
+            evaluation=EvalConfig(every=5), progress=False,
+            log=lambda s: None)
 
 
 # --- 8. The process backend --------------------------------------------------

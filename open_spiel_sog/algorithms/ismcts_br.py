@@ -278,8 +278,26 @@ def _cfr_plus(game: pyspiel.Game, spec: str, player: int) -> Opponent:
   return Opponent.from_policy(solver.average_policy(), player, spec)
 
 
-# SoG policy tables built for opponents, by (game, settings, seed).
-_SOG_TABLES: dict[tuple[str, Any, int], dict[str, dict[int, float]]] = {}
+# Opponents whose policy is a whole table built at once (a bot whose
+# decisions depend on its earlier searches, as SoG's do), by bot name:
+# builder(game, params, spec) -> (cache key, function building the table
+# {infostate string: {action: probability}}). Higher layers register theirs
+# (`evaluation.exploitability` registers "sog"), so this layer imports none.
+_TABLE_OPPONENTS: dict[str, Callable[
+    [pyspiel.Game, dict[str, Any], str],
+    tuple[Any, Callable[[], dict[str, dict[int, float]]]]]] = {}
+# The tables built, by cache key: one table serves both seats.
+_TABLES: dict[Any, dict[str, dict[int, float]]] = {}
+
+
+def register_table_opponent(
+    name: str,
+    builder: Callable[[pyspiel.Game, dict[str, Any], str],
+                      tuple[Any, Callable[[], dict[str, dict[int, float]]]]]
+) -> None:
+  """Makes the opponent spec NAME(k=v,...) build its policy as a table with
+  `builder` instead of loading the bot NAME (see `_TABLE_OPPONENTS`)."""
+  _TABLE_OPPONENTS[name] = builder
 
 
 def _bot(game: pyspiel.Game, spec: str, player: int) -> Opponent:
@@ -298,21 +316,11 @@ def _bot(game: pyspiel.Game, spec: str, player: int) -> Opponent:
         f"unknown opponent {spec!r}: {name!r} is not a registered bot "
         f"(registered: {', '.join(pyspiel.registered_bots())}); supported "
         f"opponents: {'; '.join(SPEC_FORMS)}")
-  if name == "sog":
-    # SoG's policy depends on its earlier searches: build the whole table the
-    # way its exact exploitability is measured (one seed, both seats).
-    from open_spiel_sog.bots import sog  # pylint: disable=g-import-not-at-top
-    from open_spiel_sog.evaluation import exploitability  # pylint: disable=g-import-not-at-top
-    seed = params.pop("seed", 0)
-    if not isinstance(seed, int) or isinstance(seed, bool):
-      raise ValueError(f"opponent {spec!r}: seed must be an integer, got "
-                       f"{seed!r}")
-    config = sog.SoGConfig.from_params(params)
-    key = (str(game), config, seed)
-    if key not in _SOG_TABLES:  # one table serves both seats
-      _SOG_TABLES[key], _ = exploitability.sog_policy(
-          sog.search_game(game), config, seed)
-    return Opponent.from_table(game, _SOG_TABLES[key], player, spec)
+  if name in _TABLE_OPPONENTS:
+    key, build = _TABLE_OPPONENTS[name](game, params, spec)
+    if key not in _TABLES:
+      _TABLES[key] = build()
+    return Opponent.from_table(game, _TABLES[key], player, spec)
   try:
     bot = pyspiel.load_bot(name, game, player, params)
   except (pyspiel.SpielError, RuntimeError, ValueError, TypeError) as e:

@@ -99,6 +99,8 @@ import pyspiel
 from open_spiel.python import policy as policy_lib
 
 from open_spiel_sog.public_state import observer as observer_lib
+from open_spiel_sog.utils.params import dataclass_defaults
+from open_spiel_sog.utils.params import parse_params
 
 TARGETING = ("infostate", "public_state", "none")
 PLAYOUTS = ("uniform", "current")
@@ -140,9 +142,7 @@ class OOSConfig:
   def from_params(cls, params: Mapping[str, Any] | None) -> "OOSConfig":
     """Builds a config from bot parameters (a dict or OpenSpiel's parsed
     string form), with clear errors."""
-    from open_spiel_sog.bots import common  # pylint: disable=g-import-not-at-top
-    values = common.parse_params("oos", params,
-                                 common.dataclass_defaults(cls))
+    values = parse_params("oos", params, dataclass_defaults(cls))
     config = cls(**values)
     config.validate()
     return config

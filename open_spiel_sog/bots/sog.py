@@ -44,7 +44,7 @@ from open_spiel_sog.public_state.observer import InfostateSplit
 from open_spiel_sog.public_state.observer import ObserverConfig
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
-from open_spiel_sog.public_state.observer import validate_game
+from open_spiel_sog.public_state.observer import search_game  # pylint: disable=unused-import  (sog.search_game)
 from open_spiel_sog.public_state.observer import unsupported_infostate_source
 
 @dataclasses.dataclass(frozen=True)
@@ -178,24 +178,6 @@ class SoGConfig:
       if getattr(self, name) < 1:
         raise ValueError(f"sog: {name} must be >= 1, got "
                          f"{getattr(self, name)}")
-
-
-def search_game(game: pyspiel.Game) -> pyspiel.Game:
-  """The game searched for `game`: its turn-based form if simultaneous.
-
-  Raises ValueError naming the reason for games SoG does not support."""
-  game_type = game.get_type()
-  if game_type.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
-    if game.num_players() != 2:
-      raise ValueError(f"sog: {game_type.short_name} has "
-                       f"{game.num_players()} players; SoG plays two-player "
-                       "zero-sum games")
-    game = pyspiel.convert_to_turn_based(game)
-  try:
-    validate_game(game)
-  except ValueError as e:
-    raise ValueError(f"sog cannot play {game}: {e}") from None
-  return game
 
 
 def resolved_value_function(config: SoGConfig, game: pyspiel.Game) -> str:

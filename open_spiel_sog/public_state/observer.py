@@ -165,6 +165,25 @@ INFOSTATE_SOURCES = ("string", "history", "aoh")
 _MAX_AOH_CHARS = 512
 
 
+def search_game(game: pyspiel.Game) -> pyspiel.Game:
+  """The game SoG searches for `game`: its turn-based form if simultaneous
+  (the bot and the trainer both play this one).
+
+  Raises ValueError naming the reason for games SoG does not support."""
+  game_type = game.get_type()
+  if game_type.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+    if game.num_players() != 2:
+      raise ValueError(f"sog: {game_type.short_name} has "
+                       f"{game.num_players()} players; SoG plays two-player "
+                       "zero-sum games")
+    game = pyspiel.convert_to_turn_based(game)
+  try:
+    validate_game(game)
+  except ValueError as e:
+    raise ValueError(f"sog cannot play {game}: {e}") from None
+  return game
+
+
 def _infostate_sources(game: pyspiel.Game) -> dict[str, str | None]:
   """Each of `INFOSTATE_SOURCES`, in order of preference: None where the
   game supports it, else why it does not."""

@@ -35,9 +35,9 @@ from open_spiel_sog.algorithms import gt_cfr
 from open_spiel_sog.algorithms import resolving
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.value_functions import Query
-from open_spiel_sog.bots import sog
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.public_state.observer import search_game
 
 
 @dataclasses.dataclass
@@ -92,7 +92,7 @@ class Worker:
     """Without `net`, the worker builds the network without parameters
     (they come from the learner): `set_params` before any work."""
     self.config = config
-    self.game = sog.search_game(pyspiel.load_game(config.game))
+    self.game = search_game(pyspiel.load_game(config.game))
     if net is None:
       observer = PublicStateObserver(self.game)
       net = cvpn.CVPN(cvpn.Encoder(observer), config.network)

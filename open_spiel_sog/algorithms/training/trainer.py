@@ -46,8 +46,8 @@ from open_spiel_sog.algorithms import cvpn
 from open_spiel_sog.algorithms.training import selfplay
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.replay import ReplayBuffer
-from open_spiel_sog.bots import sog
 from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.public_state.observer import search_game
 from open_spiel_sog.utils.progress import progress_bar
 
 # Queries a solver takes from the queue and solves in one go at most (the
@@ -470,12 +470,17 @@ class EvalConfig:
     seeds: seeds of the policy constructions.
     csv: where to append rows (step, seconds, examples, loss, exploitability).
     png: where to plot exploitability against steps (needs matplotlib).
+    measure: the measurement, measure(game, sog bot params, seeds=,
+      value_fn=) -> {"mean": exploitability, ...}; needed when `every` > 0.
+      It lives above this layer: examples/train.py passes
+      `open_spiel_sog.evaluation.exploitability.sog_exploitability`.
   """
   every: int = 0
   simulations: int = 100
   seeds: tuple[int, ...] = (0,)
   csv: str = ""
   png: str = ""
+  measure: Callable[..., dict[str, Any]] | None = None
 
 
 class Trainer:
@@ -488,8 +493,12 @@ class Trainer:
     config.validate()
     self.config = config
     self.device = learner_device(config.learner_platform)
-    self.game = sog.search_game(pyspiel.load_game(config.game))
+    self.game = search_game(pyspiel.load_game(config.game))
     self.evaluation = evaluation or EvalConfig()
+    if self.evaluation.every > 0 and self.evaluation.measure is None:
+      raise ValueError("evaluation every %d steps needs EvalConfig.measure "
+                       "(e.g. open_spiel_sog.evaluation.exploitability."
+                       "sog_exploitability)" % self.evaluation.every)
     self.progress = progress
     self.log = log or (lambda s: print(s, file=sys.stderr))
     self.summary_writer = summary_writer
@@ -545,11 +554,10 @@ class Trainer:
 
   def evaluate(self) -> dict[str, Any]:
     """Exact exploitability of SoG(eval.simulations, 1) with the network."""
-    from open_spiel_sog.evaluation import exploitability  # pylint: disable=g-import-not-at-top
     net = cvpn.CVPN(self.net.encoder, self.config.network)
     net.params = self.net.params
     value_fn = cvpn.CVPNValueFunction(net)
-    return exploitability.sog_exploitability(
+    return self.evaluation.measure(
         self.game, {"simulations": self.evaluation.simulations,
                     "value_function": "cvpn"},
         seeds=self.evaluation.seeds, value_fn=value_fn)

@@ -3,9 +3,11 @@ r"""Joint policy search on a two-player common-payoff game.
   python examples/jps.py --game="simple_bidding(n=8)" --start=cfr --seeds=5 \
       --json
 
-For each seed: a start policy (--start=cfr: CFR from a random initial
-policy, --cfr_iterations, purified to each infostate's most probable action,
-the paper's CFR1k; --start=uniform), then JPS (chains of at most --depth
+For each seed: a start policy (--start=cfr: the last iterate of
+--cfr_iterations of CFR from a random initial policy, as the JPS authors'
+code runs it, mixed; `purified` gives its value purified to each
+infostate's most probable action, the paper's CFR1k column;
+--start=uniform), then JPS (chains of at most --depth
 infostates, 0: the game's depth; --samples > 0: the sample-based variant).
 Prints each seed's start and final value and their means; with --json the
 last line is one JSON object with `game`, `start` and `final` (lists over
@@ -61,7 +63,8 @@ def main(argv):
         config, log=lambda line: print(line, file=sys.stderr, flush=True))
   except (ValueError, pyspiel.SpielError) as e:
     raise app.UsageError(str(e)) from None
-  print(f"{out['game']}: start {np.mean(out['start']):.4f}, JPS "
+  print(f"{out['game']}: start {np.mean(out['start']):.4f} (purified "
+        f"{np.mean(out['purified']):.4f}), JPS "
         f"{np.mean(out['final']):.4f} (best {max(out['final']):.4f}) over "
         f"{len(out['final'])} seeds")
   if _JSON.value:

@@ -516,25 +516,53 @@ class JointPolicySearch:
 
 
 def cfr(arrays: GameArrays, iterations: int, seed: int | None = None,
-        alternating: bool = False) -> np.ndarray:
-  """The CFR baseline: [N, A] average policy of vanilla CFR (regret
-  matching, simultaneous updates, or `alternating`; each player's
+        alternating: bool = False, explore: float = 0.01,
+        average: bool = True) -> np.ndarray:
+  """The CFR baseline, as the JPS authors' code runs it: [N, A] vanilla CFR
+  (regret matching, simultaneous updates, or `alternating`; each player's
   counterfactual values weigh the shared payoff by chance's and the
-  partner's reach) after `iterations`, from a random initial policy
-  (`seed`: Dirichlet(1) rows; None: uniform). Both players maximise the
-  one payoff."""
+  partner's reach) after `iterations`. Both players maximise the one payoff.
+
+  Args:
+    arrays: the game.
+    iterations: CFR iterations.
+    seed: the random initial policy (each action's weight uniform in [0, 1),
+      normalised) and the exploration noise; None: a uniform start.
+    alternating: alternating instead of simultaneous updates.
+    explore: where an infoset has no positive regret, regret matching's
+      uniform policy plus Gaussian noise of this deviation per action,
+      clipped at 0 and normalised (0: plain uniform).
+    average: return the average policy (weighted by own reach); False: the
+      last iterate (the authors start JPS from it).
+  """
   a = arrays
   if iterations < 1:
     raise ValueError(f"CFR iterations must be >= 1, got {iterations}")
+  if explore < 0:
+    raise ValueError(f"explore must be >= 0, got {explore}")
   uniform = a.legal / a.iset_num_actions[:, None]
+  rng = np.random.default_rng(seed)
   if seed is None:
     current = uniform.copy()
   else:
-    rng = np.random.default_rng(seed)
-    current = np.where(a.legal, rng.gamma(1.0, size=a.legal.shape), 0.0)
+    current = np.where(a.legal, rng.random(a.legal.shape), 0.0)
     current /= current.sum(axis=1, keepdims=True)
+
+  def matching(regrets):
+    out = regret_matching(regrets, uniform)
+    if explore > 0:
+      flat = ~np.any((regrets > 0) & a.legal, axis=1)
+      if flat.any():
+        noisy = np.where(a.legal[flat], uniform[flat] + rng.normal(
+            0.0, explore, uniform[flat].shape), 0.0)
+        noisy = np.maximum(noisy, 0.0)
+        total = noisy.sum(axis=1, keepdims=True)
+        out[flat] = np.where(total > 0, noisy / np.where(total > 0, total, 1),
+                             uniform[flat])
+    return out
+
   regrets = np.zeros_like(current)
-  average = np.zeros_like(current)
+  averaged = np.zeros_like(current)
   owner = np.full(a.num_histories, -1)
   owner[a.dec_hist] = a.iset_player[a.infoset[a.dec_hist]]
   # Whose decision each edge leaves (-1: chance, and the root).
@@ -562,13 +590,15 @@ def cfr(arrays: GameArrays, iterations: int, seed: int | None = None,
       regrets[isets] += np.where(a.legal[isets],
                                  np.add.reduceat(instant, starts, axis=0), 0.0)
       # (Own reach is the same at every history of an infoset.)
-      average[isets] += own[hs[starts]][:, None] * current[isets]
+      averaged[isets] += own[hs[starts]][:, None] * current[isets]
       if alternating:
-        current = regret_matching(regrets, uniform)
+        current = matching(regrets)
     if not alternating:
-      current = regret_matching(regrets, uniform)
-  total = average.sum(axis=1, keepdims=True)
-  return np.where(total > 0, average / np.where(total > 0, total, 1.0),
+      current = matching(regrets)
+  if not average:
+    return current
+  total = averaged.sum(axis=1, keepdims=True)
+  return np.where(total > 0, averaged / np.where(total > 0, total, 1.0),
                   uniform)
 
 
@@ -626,12 +656,15 @@ class BruteForceSearch(JointPolicySearch):
 def search_from_starts(game: pyspiel.Game | str, start: str,
                        cfr_iterations: int, seeds: int, config: JPSConfig,
                        log=None) -> dict:
-  """JPS from `seeds` start policies: "cfr" (CFR from a random initial
-  policy, `cfr_iterations`, purified: the paper's CFR1k) or "uniform".
+  """JPS from `seeds` start policies: "cfr" (the paper's CFR1k, as the
+  authors' code runs it: `cfr_iterations` of CFR from a random initial
+  policy, and JPS from its last iterate as it is, mixed) or "uniform".
 
   Returns {"game", "start_policy", "cfr_iterations", "depth", "samples",
-  "histories", "infosets", "start" (value per seed), "final", "traces",
-  "start_seconds", "jps_seconds", "changes"}.
+  "histories", "infosets", "start" (value per seed of the policy JPS
+  starts from), "purified" (value per seed of the start purified: the
+  paper's CFR1k column), "final", "traces", "start_seconds", "jps_seconds",
+  "changes"}.
   """
   if start not in ("cfr", "uniform"):
     raise ValueError(f"unknown start {start!r}; supported: 'cfr', 'uniform'")
@@ -644,22 +677,24 @@ def search_from_starts(game: pyspiel.Game | str, start: str,
          "cfr_iterations": cfr_iterations if start == "cfr" else None,
          "depth": config.depth, "samples": config.samples,
          "histories": arrays.num_histories, "infosets": arrays.num_infosets,
-         "start": [], "final": [], "traces": [], "start_seconds": [],
-         "jps_seconds": [], "changes": []}
+         "start": [], "purified": [], "final": [], "traces": [],
+         "start_seconds": [], "jps_seconds": [], "changes": []}
   for seed in range(seeds):
     t = time.perf_counter()
-    probs = (purify(arrays, cfr(arrays, cfr_iterations, seed))
-             if start == "cfr" else None)
+    probs = (cfr(arrays, cfr_iterations, seed, average=False)
+             if start == "cfr" else arrays.policy_arrays(None))
     out["start_seconds"].append(time.perf_counter() - t)
     result = JointPolicySearch(
         arrays, dataclasses.replace(config, seed=seed)).run(probs)
     out["start"].append(result.values[0])
+    out["purified"].append(arrays.value(purify(arrays, probs)))
     out["final"].append(arrays.value(result.probs))
     out["traces"].append(result.values)
     out["jps_seconds"].append(result.seconds)
     out["changes"].append(len(result.changes))
     if log is not None:
-      log(f"seed {seed}: start {result.values[0]:.4f} -> JPS "
+      log(f"seed {seed}: start {result.values[0]:.4f} (purified "
+          f"{out['purified'][-1]:.4f}) -> JPS "
           f"{out['final'][-1]:.4f} ({len(result.changes)} changes, "
           f"{result.seconds:.1f} s)")
   return out

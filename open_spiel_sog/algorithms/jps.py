@@ -325,9 +325,9 @@ class JPSConfig:
 
   Attributes:
     depth: the most infosets one change may hold (a chain I_1 -> I_2 ...;
-      0: as deep as the game goes). Algorithm 1's "d >= D: return 0" with
-      d counted from 1 makes the paper's D a chain of D - 1; here `depth`
-      is the chain's length.
+      0: as deep as the game goes): the chain's length, as the authors'
+      code's max_depth (Algorithm 1's "d >= D: return 0" with d counted
+      from 1 would read as D - 1).
     max_iterations: changes accepted at most (each one re-runs the passes).
     samples: 0 for the exact densities; else the sample-based variant,
       with this many histories (uniform, with replacement) per candidate

@@ -77,10 +77,12 @@ def test_search_densities_match_the_changed_policy(arrays, name):
 
 @pytest.mark.parametrize("name", GAMES + ("mini_bridge(n=3)",))
 def test_no_change_lowers_the_value(arrays, name):
-  """Theorem 2, from CFR1k starts and from uniform; OpenSpiel agrees on the
-  final value."""
+  """Theorem 2, from CFR starts (purified, and CFR's last iterate mixed as
+  JPS takes it) and from uniform; OpenSpiel agrees on the final value."""
   a = arrays[name]
-  for start in (jps.purify(a, jps.cfr(a, 200, seed=3)), None):
+  last = jps.cfr(a, 200, seed=3, average=False)
+  assert np.allclose(last.sum(axis=1), 1.0) and not np.any(last[~a.legal])
+  for start in (jps.purify(a, jps.cfr(a, 200, seed=3)), last, None):
     result = jps.JointPolicySearch(a, jps.JPSConfig(depth=3)).run(start)
     assert all(b > x for x, b in zip(result.values, result.values[1:]))
     assert _openspiel_value(a, result.probs) == pytest.approx(
@@ -136,6 +138,8 @@ def test_bad_input_is_named():
     jps.JointPolicySearch(a, jps.JPSConfig(depth=-1))
   with pytest.raises(ValueError, match="policy arrays have shape"):
     jps.JointPolicySearch(a).run(np.zeros((3, 3)))
+  with pytest.raises(ValueError, match="explore must be >= 0"):
+    jps.cfr(a, 10, seed=0, explore=-0.1)
 
 
 def test_common_payoff_public_trees_only_where_asked():

@@ -18,22 +18,15 @@ def coerce(bot: str, name: str, value: Any, kind: type) -> Any:
       return value.lower() == "true"
     if isinstance(value, int) and value in (0, 1):
       return bool(value)
-  elif kind is int:
-    if isinstance(value, int) and not isinstance(value, bool):
-      return value
-    if isinstance(value, float) and value.is_integer():
-      return int(value)
-    if isinstance(value, str):
-      try:
-        return int(value)
-      except ValueError:
-        pass
-  elif kind is float:
+  elif kind in (int, float):
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-      return float(value)
-    if isinstance(value, str):
-      try:
+      if kind is float:
         return float(value)
+      if isinstance(value, int) or value.is_integer():
+        return int(value)
+    elif isinstance(value, str):
+      try:
+        return kind(value)
       except ValueError:
         pass
   elif kind is str:

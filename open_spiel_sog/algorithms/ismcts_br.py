@@ -283,18 +283,14 @@ def _cfr_plus(game: pyspiel.Game, spec: str, player: int) -> Opponent:
 # builder(game, params, spec) -> (cache key, function building the table
 # {infostate string: {action: probability}}). Higher layers register theirs
 # (`evaluation.exploitability` registers "sog"), so this layer imports none.
-_TABLE_OPPONENTS: dict[str, Callable[
-    [pyspiel.Game, dict[str, Any], str],
-    tuple[Any, Callable[[], dict[str, dict[int, float]]]]]] = {}
+TableBuilder = Callable[[pyspiel.Game, dict[str, Any], str],
+                        tuple[Any, Callable[[], dict[str, dict[int, float]]]]]
+_TABLE_OPPONENTS: dict[str, TableBuilder] = {}
 # The tables built, by cache key: one table serves both seats.
 _TABLES: dict[Any, dict[str, dict[int, float]]] = {}
 
 
-def register_table_opponent(
-    name: str,
-    builder: Callable[[pyspiel.Game, dict[str, Any], str],
-                      tuple[Any, Callable[[], dict[str, dict[int, float]]]]]
-) -> None:
+def register_table_opponent(name: str, builder: TableBuilder) -> None:
   """Makes the opponent spec NAME(k=v,...) build its policy as a table with
   `builder` instead of loading the bot NAME (see `_TABLE_OPPONENTS`)."""
   _TABLE_OPPONENTS[name] = builder

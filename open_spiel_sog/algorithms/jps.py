@@ -527,7 +527,8 @@ def cfr(arrays: GameArrays, iterations: int, seed: int | None = None,
     arrays: the game.
     iterations: CFR iterations.
     seed: the random initial policy (each action's weight uniform in [0, 1),
-      normalised) and the exploration noise; None: a uniform start.
+      normalised) and the exploration noise; None: a uniform start (and
+      the noise of seed 0, so that every run is reproducible).
     alternating: alternating instead of simultaneous updates.
     explore: where an infoset has no positive regret, regret matching's
       uniform policy plus Gaussian noise of this deviation per action,
@@ -541,7 +542,7 @@ def cfr(arrays: GameArrays, iterations: int, seed: int | None = None,
   if explore < 0:
     raise ValueError(f"explore must be >= 0, got {explore}")
   uniform = a.legal / a.iset_num_actions[:, None]
-  rng = np.random.default_rng(seed)
+  rng = np.random.default_rng(0 if seed is None else seed)
   if seed is None:
     current = uniform.copy()
   else:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pyspiel
 
-from open_spiel_sog.utils.params import coerce  # pylint: disable=unused-import  (re-exported)
-from open_spiel_sog.utils.params import dataclass_defaults  # pylint: disable=unused-import
+from open_spiel_sog.utils.params import dataclass_defaults  # pylint: disable=unused-import  (re-exported)
 from open_spiel_sog.utils.params import parse_params  # pylint: disable=unused-import
 
 

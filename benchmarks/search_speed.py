@@ -9,7 +9,9 @@ the median time of --cfr_iterations iterations of OpenSpiel's C++
 when the issue was written, goal 0.07). The decisions are the first
 decision of player 0 and, after player 0 calls, player 1's, for --deals
 deals (drawn from --seed), each by a fresh bot with seeds 0 .. --repeats - 1
-(one warm-up decision first: first calls pay for imports and caches). The
+(one warm-up decision first: first calls pay for imports and caches;
+bots after the first at a state reuse the exact expansions and encodings it
+built, unless --cold clears them before each decision). The
 workload is timed --cfr_repeats times, once before the decisions and the
 rest after, so a machine that slows down mid-run shows in both. --json
 adds, on the last line, the summary and every decision's policy (so a
@@ -42,6 +44,12 @@ _CFR_ITERATIONS = flags.DEFINE_integer(
 _CFR_REPEATS = flags.DEFINE_integer("cfr_repeats", 3,
                                     "Times the workload is timed.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the deals.")
+_COLD = flags.DEFINE_bool(
+    "cold", False,
+    "Clear what searches share across bots (exact expansions, encodings: "
+    "cvpn.clear_shared_caches) before each timed decision, as a process's "
+    "first search at a state finds it; without it, the bots after the "
+    "first at each state reuse what it built (the same results).")
 _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary last.")
 
 
@@ -87,6 +95,8 @@ def main(argv):
     player = state.current_player()
     for seed in range(_REPEATS.value):
       bot = pyspiel.load_bot("sog", game, player, dict(params, seed=seed))
+      if _COLD.value:
+        cvpn.clear_shared_caches()
       start = time.perf_counter()
       policy = bot.get_policy(state)
       times.append(time.perf_counter() - start)
@@ -103,9 +113,11 @@ def main(argv):
       "decisions": len(times), "sog_seconds": sog_median,
       "cfr_iterations": _CFR_ITERATIONS.value, "cfr_seconds": cfr_median,
       "cfr_runs": cfr, "ratio": sog_median / cfr_median,
+      "cold": _COLD.value,
   }
   print(f"{game}: SoG({_SIMULATIONS.value}, 1) with the shipped network "
-        f"{sog_median:.3f} s per decision (median of {len(times)}); "
+        f"{sog_median:.3f} s per decision (median of {len(times)})"
+        f"{' (cold caches)' if _COLD.value else ''}; "
         f"{_CFR_ITERATIONS.value} iterations of C++ CFRPlusSolver "
         f"{cfr_median:.3f} s (median of {len(cfr)}): ratio "
         f"{summary['ratio']:.3f}")

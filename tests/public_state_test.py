@@ -358,7 +358,8 @@ def test_derived_source_agrees_with_native_on_kuhn_and_leduc():
 def test_buggy_public_observer_is_caught():
   # A "public" partition that splits histories a player cannot tell apart
   # (here: by player 1's private card) must fail the check.
-  observer = PublicStateObserver("kuhn_poker")
+  observer = PublicStateObserver("kuhn_poker",
+                                 ObserverConfig(share_expansions=False))
   original = observer._partition  # pylint: disable=protected-access
 
   def leaky(children, actions, keys, actors):
@@ -394,3 +395,69 @@ def test_slots_of_several_dice_are_the_unordered_dice():
     if decisions == 300:
       break
   assert decisions == 300
+
+
+def _content(tree):
+  """What each public state of `tree` holds, ids aside."""
+  return [(ps.key, ps.depth, [h.history() for h in ps.histories],
+           ps.chance_reach.tolist(), ps.history_infostate.tolist(),
+           ps.parent_history.tolist(), ps.parent_action.tolist(),
+           [ps.infostates(p) for p in range(2)],
+           [ps.legal_actions(j) for j in range(ps.num_infostates(
+               ps.current_player()))] if ps.is_player_node() else None)
+          for ps in tree.public_states]
+
+
+@pytest.mark.parametrize("game_string", ["leduc_poker", LIARS_DICE, GOOFSPIEL])
+def test_shared_expansions_give_the_public_states_built_anew(game_string):
+  # A fresh observer over a warm ExpansionCache (the second walk reuses
+  # every expansion of the first) builds the public tree that an observer
+  # sharing nothing builds, and PublicTreeCFR's compiled arrays agree.
+  observer_lib.EXPANSIONS.clear()
+  first = PublicStateObserver(game_string).full_tree()
+  hits = observer_lib.EXPANSIONS.hits
+  second = PublicStateObserver(game_string).full_tree()
+  assert observer_lib.EXPANSIONS.hits - hits == sum(
+      1 for ps in second.public_states if not ps.is_terminal())
+  alone = PublicStateObserver(
+      game_string, ObserverConfig(share_expansions=False)).full_tree()
+  assert _content(second) == _content(alone) == _content(first)
+  for p in range(2):
+    a, b = second.players[p], alone.players[p]
+    for name in ("row_parent_seq", "legal_mask", "row_actions", "entry_seq"):
+      np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+  np.testing.assert_array_equal(second.terminals.weight, alone.terminals.weight)
+
+
+def test_expansion_cache_is_bounded_and_keeps_only_exact_public_states():
+  cache = observer_lib.ExpansionCache(max_histories=200)
+  saved = observer_lib.EXPANSIONS
+  observer_lib.EXPANSIONS = cache
+  try:
+    observer = PublicStateObserver("leduc_poker")
+    sizes = []
+    for ps in observer.walk():
+      if not ps.is_terminal():
+        sizes.append(len(ps.children()))
+        assert cache._histories <= 200  # pylint: disable=protected-access
+    assert 0 < len(cache) < len(sizes)
+    # A sampled public state has no content key, and nothing below it is
+    # kept: phantom_ttt's second move is sampled from 9 * 9 histories.
+    sampled = PublicStateObserver("phantom_ttt",
+                                  ObserverConfig(max_histories=20))
+    cache.clear()
+    root = sampled.root()
+    (child,) = root.children()
+    grandchildren = child.children()
+    assert root.content_key is not None and child.content_key is not None
+    # (81 child histories, past 4 * 20: drawn before they are built, so
+    # even the groups of 20 or fewer are a sample.)
+    assert any(g.sampled for g in grandchildren)
+    assert all(g.content_key is None for g in grandchildren)
+    before = len(cache)
+    for g in grandchildren:
+      if not g.is_terminal():
+        g.children()
+    assert len(cache) == before
+  finally:
+    observer_lib.EXPANSIONS = saved

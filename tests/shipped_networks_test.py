@@ -120,3 +120,33 @@ def test_a_fresh_process_reproduces_the_figure_digit_for_digit():
   other = json.loads(out.stdout.strip().splitlines()[-1])
   here = sog_exploitability("leduc_poker", {"simulations": 10}, [0])["values"]
   assert other == here
+
+
+def test_a_search_decides_the_same_over_shared_caches():
+  """Fresh bots reuse the exact expansions and encodings of earlier
+  searches in the process (`cvpn.clear_shared_caches`): a decision over
+  warm caches is the decision built from nothing, to the last bit."""
+  from open_spiel_sog.public_state import observer as observer_lib  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game("leduc_poker")
+  states = []
+  for deal in ([0, 3], [5, 1]):
+    state = game.new_initial_state()
+    for a in deal:
+      state.apply_action(a)
+    states.append(state.clone())
+    state.apply_action(1)  # (player 0 calls)
+    states.append(state.clone())
+
+  def decide(state, seed):
+    bot = pyspiel.load_bot("sog", game, state.current_player(),
+                           {"simulations": 30, "seed": seed})
+    return bot.get_policy(state)
+
+  cold = []
+  for state in states:
+    cvpn.clear_shared_caches()
+    cold.append(decide(state, 1))
+  hits = observer_lib.EXPANSIONS.hits
+  warm = [decide(state, 1) for state in states]
+  assert observer_lib.EXPANSIONS.hits > hits
+  assert warm == cold

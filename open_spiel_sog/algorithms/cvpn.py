@@ -38,6 +38,7 @@ import pyspiel
 from open_spiel_sog.algorithms import value_functions
 from open_spiel_sog.public_state.features import PublicFeatures
 from open_spiel_sog.public_state.features import SlotTable
+from open_spiel_sog.public_state import observer as observer_lib
 from open_spiel_sog.public_state.features import public_action_mask
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
@@ -211,6 +212,8 @@ class Encoder:
   into its slots (`SlotTable`). Per-public-state parts are cached.
   """
 
+  MAX_SHARED = 100_000  # exact public states' parts kept by content
+
   def __init__(self, observer: PublicStateObserver):
     self.observer = observer
     self.game = observer.game
@@ -231,6 +234,10 @@ class Encoder:
         [self.utility_scale / n for n in self.num_slots])
     # Per observer (public-state ids are per observer), forgotten with it.
     self._cache = weakref.WeakKeyDictionary()
+    # Exact public states' parts by content (PublicState.content_key), for
+    # every observer the encoder serves (a fresh bot's search meets the
+    # public states an earlier one encoded); cleared when full.
+    self._shared: dict[tuple, _Static] = {}
 
   def spec(self) -> dict[str, Any]:
     """What a checkpoint must agree with to be used for this game."""
@@ -238,6 +245,10 @@ class Encoder:
             "num_actions": self.num_actions,
             "utility_scale": self.utility_scale,
             "value_unit": self.value_unit.tolist()}
+
+  def clear_shared(self) -> None:
+    """Drops the parts kept by content (`clear_shared_caches`)."""
+    self._shared.clear()
 
   def forget(self, observer, ids) -> None:
     """Drops the cached parts of public states `ids` of `observer`."""
@@ -252,24 +263,36 @@ class Encoder:
       per_observer = self._cache[ps.observer] = {}
     cached = per_observer.get(ps.id)
     if cached is None:
-      head = np.zeros(self.features.size + 3, dtype=np.float32)
-      head[:self.features.size] = self.features(ps)
-      who = ps.current_player()
-      head[self.features.size + (who if who in (0, 1) else 2)] = 1.0
-      mask = public_action_mask(ps) if len(ps.histories) > 1 else None
-      rows = (self.slots.slots(ps, 0, mask),
-              self.num_slots[0] + self.slots.slots(ps, 1, mask))
-      legal = None
-      if ps.is_player_node():
-        q = ps.current_player()
-        legal = np.zeros((len(rows[q]), self.num_actions), dtype=np.float32)
-        for j in range(len(rows[q])):
-          legal[j, ps.legal_actions(j)] = 1.0
-      cached = _Static(
-          head, rows, legal, float(ps.chance_reach.sum()),
-          None if legal is None else (rows[ps.current_player()], legal))
+      content = ps.content_key
+      if content is not None:
+        cached = self._shared.get(content)
+        if cached is None:
+          if len(self._shared) >= self.MAX_SHARED:
+            self._shared.clear()
+          cached = self._shared[content] = self._build_static(ps)
+      else:
+        cached = self._build_static(ps)
       per_observer[ps.id] = cached
     return cached
+
+  def _build_static(self, ps: PublicState) -> _Static:
+    """The per-public-state parts of `ps`'s encoding."""
+    head = np.zeros(self.features.size + 3, dtype=np.float32)
+    head[:self.features.size] = self.features(ps)
+    who = ps.current_player()
+    head[self.features.size + (who if who in (0, 1) else 2)] = 1.0
+    mask = public_action_mask(ps) if len(ps.histories) > 1 else None
+    rows = (self.slots.slots(ps, 0, mask),
+            self.num_slots[0] + self.slots.slots(ps, 1, mask))
+    legal = None
+    if ps.is_player_node():
+      q = ps.current_player()
+      legal = np.zeros((len(rows[q]), self.num_actions), dtype=np.float32)
+      for j in range(len(rows[q])):
+        legal[j, ps.legal_actions(j)] = 1.0
+    return _Static(
+        head, rows, legal, float(ps.chance_reach.sum()),
+        None if legal is None else (rows[ps.current_player()], legal))
 
   def rows(self, ps: PublicState) -> tuple[np.ndarray, np.ndarray]:
     """The rows [n_p] of each player's infostates of `ps`."""
@@ -795,6 +818,16 @@ _SHARED_NETWORKS: dict[tuple[str, str], tuple[tuple[int, ...], CVPN]] = {}
 def _file_identity(path: str) -> tuple[int, ...]:
   st = os.stat(path)
   return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def clear_shared_caches() -> None:
+  """Forgets what searches share across bots in this process: the exact
+  expansions (`observer.EXPANSIONS`) and the shared networks' encodings of
+  exact public states. A search after it builds everything anew (the same
+  results, more slowly): `benchmarks/search_speed.py --cold` times that."""
+  observer_lib.EXPANSIONS.clear()
+  for _, net in _SHARED_NETWORKS.values():
+    net.encoder.clear_shared()
 
 
 def shared_network(path: str, game: pyspiel.Game | str) -> CVPN:

@@ -27,7 +27,7 @@ import dataclasses
 import hashlib
 import os
 import time
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pyspiel
@@ -106,6 +106,11 @@ class ObserverConfig:
       lacks it, the public state is rebuilt by resampling with it included.
       Public states of n or fewer histories are exact.
     sample_seed: seed of the sampling.
+    share_expansions: reuse the exact expansions that any observer of the
+      process built for the same game and sources (`ExpansionCache`: the
+      same public states, ids aside, without building their histories
+      again); False builds everything anew (an observer whose partition or
+      keys are altered, as the tests of the checks do).
     common_payoff: also accept two-player common-payoff games (IDENTICAL
       utility: both players get the same payoff), for the algorithms that
       support them; the zero-sum solvers refuse such an observer's public
@@ -120,6 +125,7 @@ class ObserverConfig:
   max_histories: int = 0
   sample_seed: int = 0
   common_payoff: bool = False
+  share_expansions: bool = True
 
 
 def validate_game(game: pyspiel.Game, common_payoff: bool = False) -> None:
@@ -214,6 +220,77 @@ WALK_SHARE = 0.3
 # The share of a sample's draws kept for the searcher's own infostate on
 # the true path (see PublicStateObserver._sample_favouring).
 FAVOURED_SHARE = 0.5
+
+# Exact expansions are kept process-wide, up to this many child histories in
+# all (see `ExpansionCache`).
+EXPANSION_CACHE_HISTORIES = 50_000
+
+
+class _Expansion(NamedTuple):
+  """The children of one exact public state, as `_expand` builds them
+  before grouping is turned into public states (nothing here depends on
+  sampling, the searcher or the observer's own state)."""
+  children: tuple  # [C] pyspiel.State, never mutated (users clone)
+  reach: np.ndarray  # [C] chance reach
+  parent_history: np.ndarray  # [C]
+  parent_action: np.ndarray  # [C]
+  keys: list  # [2][C] infostate keys
+  groups: list  # [(label, [C'] member indices)] in the order built
+  # label -> (infostates, history_infostate, legal actions) of the group's
+  # public state when built whole (filled as they are built).
+  derived: dict
+
+
+class ExpansionCache:
+  """Exact expansions of public states, shared by every observer in the
+  process, keyed by `PublicState.content_key` (the game, the observer's
+  sources and the labels on the path from the root).
+
+  A fresh bot (a tournament's, a training actor's next search, each seed of
+  a benchmark) would otherwise rebuild, key and partition the same child
+  histories again: 28 of 130 ms of a Leduc SoG(100, 1) decision. Only
+  expansions that sampled nothing are kept, and reusing one gives the public
+  states, ids aside, that building it again would (sampling below them draws
+  from the same children in the same order). Bounded by
+  `max_histories` child histories in all; the oldest entries go first."""
+
+  def __init__(self, max_histories: int = EXPANSION_CACHE_HISTORIES):
+    self.max_histories = max_histories
+    self._entries: dict[tuple, _Expansion] = {}
+    self._histories = 0
+    self.hits = 0
+    self.misses = 0
+
+  def get(self, key: tuple | None) -> _Expansion | None:
+    entry = None if key is None else self._entries.get(key)
+    if key is not None:
+      if entry is None:
+        self.misses += 1
+      else:
+        self.hits += 1
+    return entry
+
+  def put(self, key: tuple, entry: _Expansion) -> None:
+    size = len(entry.children)
+    if size > self.max_histories:
+      return
+    while self._entries and self._histories + size > self.max_histories:
+      oldest = next(iter(self._entries))
+      self._histories -= len(self._entries.pop(oldest).children)
+    self._entries[key] = entry
+    self._histories += size
+
+  def clear(self) -> None:
+    self._entries.clear()
+    self._histories = 0
+    self.hits = self.misses = 0
+
+  def __len__(self) -> int:
+    return len(self._entries)
+
+
+EXPANSIONS = ExpansionCache()
+
 
 # Games where a player moves again after an illegal move the opponent does not
 # see: their information_state_string keeps the number of moves made and the
@@ -478,7 +555,8 @@ class PublicState:
                parent: PublicState | None, key: str,
                histories: Sequence[pyspiel.State], chance_reach: np.ndarray,
                parent_history: np.ndarray, parent_action: np.ndarray,
-               infostate_keys: Sequence[Sequence[str]] | None = None):
+               infostate_keys: Sequence[Sequence[str]] | None = None,
+               derived: tuple | None = None):
     self.observer = observer
     self.id = id_
     self.parent = parent
@@ -498,6 +576,10 @@ class PublicState:
     # [H] bool, or None: the histories that the favoured player's infostate
     # on the true path holds or leads to (see PublicStateObserver._expand).
     self.favoured_histories: np.ndarray | None = None
+    # False when the histories are not all there are (sampled, here or
+    # above): see `content_key`.
+    self.exact = parent is None or parent.exact
+    self._content_key: tuple | None = None
 
     first = self.histories[0]
     self._current_player = int(first.current_player())
@@ -510,6 +592,11 @@ class PublicState:
             "not common knowledge (a player cannot tell whether chance or "
             "its opponent moves, or the game's public observer hides it), "
             "so the game has no sound public tree")
+    if derived is not None:
+      # What the loops below gave when this public state was first built
+      # (ExpansionCache): shared, never mutated.
+      self._infostates, self.history_infostate, self._legal_actions = derived
+      return
 
     # Some games' terminal strings forget what a player knew (goofspiel
     # without imp_info drops the bids): at terminals, each infostate also
@@ -569,6 +656,28 @@ class PublicState:
               f"infostate {infostates[p][j]!r} of {observer.game} has "
               "histories with different legal actions")
       self._legal_actions = legal  # type: ignore[assignment]
+
+  @property
+  def derived(self) -> tuple:
+    """(infostates, history_infostate, legal actions): what the constructor
+    derives from the histories (see `ExpansionCache`)."""
+    return self._infostates, self.history_infostate, self._legal_actions
+
+  @property
+  def content_key(self) -> tuple | None:
+    """What identifies this public state's content across observers: the
+    game, the observer's public-state and infostate sources and the labels
+    on the path from the root; None where the histories are a sample (only
+    exact public states are determined by their path; and in perfect-
+    information games)."""
+    if self._content_key is None and self.exact:
+      if self.parent is None:
+        self._content_key = self.observer.content_namespace
+      else:
+        above = self.parent.content_key
+        if above is not None:
+          self._content_key = above + (self.key,)
+    return self._content_key
 
   # --- OpenSpiel-style accessors -------------------------------------------
 
@@ -727,6 +836,14 @@ class PublicStateObserver:
     # OpenSpiel's EFG games describe only the acting player's infoset; a
     # waiting player's string does not encode its own past moves.
     self._recall_keys = game_type.short_name == "efg_game"
+    # What, besides the path, decides an exact public state's content
+    # (PublicState.content_key, ExpansionCache); None in perfect-information
+    # games, whose children are built one by one (LazyChildren) and whose
+    # states can be large (chess, go): nothing is shared there.
+    self.content_namespace = (
+        None if (self.source == "perfect_information" or
+                 not self.config.share_expansions) else
+        (type(self), str(game), self.source, self.infostate_source))
     if self.config.max_histories < 0:
       raise ValueError("max_histories must be >= 0 (0: exact public states), "
                        f"got {self.config.max_histories}")
@@ -906,7 +1023,7 @@ class PublicStateObserver:
 
   def _new_public_state(self, parent, key, histories, chance_reach,
                         parent_history, parent_action,
-                        infostate_keys=None) -> PublicState:
+                        infostate_keys=None, derived=None) -> PublicState:
     bound = self.config.max_histories_per_public_state
     if len(histories) > bound:
       raise ValueError(
@@ -917,7 +1034,7 @@ class PublicStateObserver:
           "ObserverConfig if you have the memory)")
     ps = PublicState(self, self._next_id, parent, key, histories,
                      chance_reach, parent_history, parent_action,
-                     infostate_keys)
+                     infostate_keys, derived)
     self._check_decisions_home(ps)
     self._public_states.append(ps)
     self._next_id += 1
@@ -964,11 +1081,103 @@ class PublicStateObserver:
     if ps.is_terminal():
       return []
     start = time.perf_counter()
+    bound = self._affordable_bound(ps)
+    # Groups past `limit` are sampled down to `bound` (max_histories, or
+    # fewer under a deadline); see `shrink_within_bound`.
+    limit = bound if self.shrink_within_bound else self.config.max_histories
+    favour = self.favoured_player if force is not None else None
+    # Below the true path, the children of histories the favoured player's
+    # infostate holds or leads to are favoured as well.
+    line = ps.favoured_histories
+    content = ps.content_key
+    cached = EXPANSIONS.get(content)
+    if cached is not None and len(cached.children) > (
+        _PRESAMPLE * limit if bound else self.config.max_children):
+      cached = None  # built again: presampled or refused, as it would be
+    presampled = False
+    if cached is None:
+      (children, reach_arr, ph, pa, keys, groups, forced,
+       presampled) = self._build_children(ps, bound, limit, force, favour,
+                                          line)
+      if content is not None and not presampled:
+        ph.flags.writeable = pa.flags.writeable = False
+        reach_arr.flags.writeable = False
+        cached = _Expansion(tuple(children), reach_arr, ph, pa, keys, groups,
+                            {})
+        EXPANSIONS.put(content, cached)
+      timed = len(children)
+    else:
+      timed = 0  # (a reused expansion says nothing of what building costs)
+      children, reach_arr, ph, pa, keys, groups = cached[:6]
+      forced = -1  # the child `force` names
+      if force is not None:
+        forced = _pair_index(ph, pa, *force)
+        if forced < 0:
+          raise ValueError(f"action {force[1]} is not legal in history "
+                           f"{force[0]} of public state {ps.describe()}")
+    result = []
+    for label, members in groups:  # the order built: deterministic
+      if only_forced and forced not in members:
+        continue
+      idx = np.asarray(members)
+      weights = reach_arr[idx]
+      sampled = bool(bound) and len(members) > limit
+      favoured = None if line is None else line[ph[idx]]
+      if favour is not None and forced in members:
+        mine = keys[favour]
+        favoured = np.asarray([mine[k] == mine[forced] for k in members])
+      if sampled:
+        kept, weights = self._sample_favouring(
+            idx, weights, self._strata(ps, ph[idx], pa[idx]), forced, bound,
+            favoured)
+        if favoured is not None:
+          favoured = favoured[np.searchsorted(idx, kept)]
+        idx = kept
+      if only_forced:
+        # The sibling this group replaces: the one with its label, or (labels
+        # of derived groups depend on which children were drawn) one that
+        # shares an infostate with it.
+        group_keys = [{keys[p][k] for k in idx.tolist()} for p in range(2)]
+        self._replaced = [
+            old for old in ps._children or ()  # pylint: disable=protected-access
+            if old.key == label or any(
+                group_keys[p].intersection(old.infostates(p))
+                for p in range(2))]
+        self._replaced_ids = [i for old in self._replaced
+                              for i in self._forget(old)]
+      whole = cached is not None and not sampled
+      derived = cached.derived.get(label) if whole else None
+      kept_list = idx.tolist()
+      child = self._new_public_state(
+          ps, label, [children[k] for k in kept_list], weights, ph[idx],
+          pa[idx], None if derived is not None else
+          [[player_keys[k] for k in kept_list] for player_keys in keys],
+          derived)
+      if whole and derived is None:
+        child.history_infostate.flags.writeable = False
+        cached.derived[label] = child.derived
+      child.sampled = child.sampled or sampled
+      child.exact = child.exact and not (sampled or presampled)
+      if favoured is not None and favoured.any():
+        child.favoured_histories = favoured
+      if favour is not None and forced in members:
+        child.favoured = favour
+      result.append(child)
+    if timed:
+      self._record_time(time.perf_counter() - start, timed)
+    return result
+
+  def _build_children(self, ps: PublicState, bound: int, limit: int,
+                      force: tuple[int, int] | None, favour: int | None,
+                      line: np.ndarray | None):
+    """Builds the child histories of `ps` (drawing them first when there
+    are more than _PRESAMPLE * `limit`), keys and groups them. Returns
+    (children, chance reach, parent history, parent action, [2][C] keys,
+    [(label, members)], the child `force` names or -1, whether drawn)."""
     # (history, action, chance reach) of every child, before building any.
     pairs_h: list[int] = []
     pairs_a: list[int] = []
     pairs_r: list[float] = []
-    bound = self._affordable_bound(ps)
     for i, h in enumerate(ps.histories):
       if h.is_chance_node():
         outcomes = h.chance_outcomes()
@@ -998,14 +1207,8 @@ class PublicStateObserver:
                          f"{force[0]} of public state {ps.describe()}")
     chosen = np.arange(len(pairs_h))
     chosen_r = np.asarray(pairs_r)
-    favour = self.favoured_player if force is not None else None
-    # Below the true path, the children of histories the favoured player's
-    # infostate holds or leads to are favoured as well.
-    line = ps.favoured_histories
-    # Groups past `limit` are sampled down to `bound` (max_histories, or
-    # fewer under a deadline); see `shrink_within_bound`.
-    limit = bound if self.shrink_within_bound else self.config.max_histories
-    if bound and len(pairs_h) > _PRESAMPLE * limit:
+    presampled = bool(bound) and len(pairs_h) > _PRESAMPLE * limit
+    if presampled:
       # Too many children to build: draw them before building (each child
       # group is sampled again below if it is still too large).
       favoured = None if line is None else line[ph_all]
@@ -1016,7 +1219,6 @@ class PublicStateObserver:
           chosen, chosen_r, self._strata(ps, ph_all, pa_all), forced,
           _PRESAMPLE * bound, favoured)
     children: list[pyspiel.State] = []
-    reach: list[float] = chosen_r.tolist()
     parent_history: list[int] = []
     parent_action: list[int] = []
     for n, j in enumerate(chosen.tolist()):
@@ -1033,53 +1235,11 @@ class PublicStateObserver:
     groups: dict[str, list[int]] = {}
     for k, label in enumerate(labels):
       groups.setdefault(label, []).append(k)
-    result = []
-    reach_arr = np.asarray(reach)
-    ph = np.asarray(parent_history)
-    pa = np.asarray(parent_action)
     if force is not None:
       forced = int(np.searchsorted(chosen, forced))  # chosen is sorted
-    for label, members in groups.items():  # insertion order: deterministic
-      if only_forced and forced not in members:
-        continue
-      idx = np.asarray(members)
-      weights = reach_arr[idx]
-      sampled = bool(bound) and len(members) > limit
-      favoured = None if line is None else line[ph[idx]]
-      if favour is not None and forced in members:
-        mine = keys[favour]
-        favoured = np.asarray([mine[k] == mine[forced] for k in members])
-      if sampled:
-        kept, weights = self._sample_favouring(
-            idx, weights, self._strata(ps, ph[idx], pa[idx]), forced, bound,
-            favoured)
-        if favoured is not None:
-          favoured = favoured[np.searchsorted(idx, kept)]
-        idx = kept
-      if only_forced:
-        # The sibling this group replaces: the one with its label, or (labels
-        # of derived groups depend on which children were drawn) one that
-        # shares an infostate with it.
-        group_keys = [{keys[p][k] for k in idx.tolist()} for p in range(2)]
-        self._replaced = [
-            old for old in ps._children or ()  # pylint: disable=protected-access
-            if old.key == label or any(
-                group_keys[p].intersection(old.infostates(p))
-                for p in range(2))]
-        self._replaced_ids = [i for old in self._replaced
-                              for i in self._forget(old)]
-      child = self._new_public_state(
-          ps, label, [children[k] for k in idx.tolist()], weights, ph[idx],
-          pa[idx], [[player_keys[k] for k in idx.tolist()]
-                    for player_keys in keys])
-      child.sampled = child.sampled or sampled
-      if favoured is not None and favoured.any():
-        child.favoured_histories = favoured
-      if favour is not None and forced in members:
-        child.favoured = favour
-      result.append(child)
-    self._record_time(time.perf_counter() - start, len(children))
-    return result
+    return (children, np.asarray(chosen_r.tolist()),
+            np.asarray(parent_history), np.asarray(parent_action), keys,
+            list(groups.items()), forced, presampled)
 
   def _affordable_bound(self, ps: PublicState) -> int:
     """max_histories, or, under `deadline` with sampling on, fewer (at

@@ -12,8 +12,9 @@ deals (drawn from --seed), each by a fresh bot with seeds 0 .. --repeats - 1
 (one warm-up decision first: first calls pay for imports and caches;
 bots after the first at a state reuse the exact expansions and encodings it
 built, unless --cold clears them before each decision). The
-workload is timed --cfr_repeats times, once before the decisions and the
-rest after, so a machine that slows down mid-run shows in both. --json
+workload is timed --cfr_repeats times, before the decisions, after them and
+between states, so that a machine whose speed drifts during the run (this
+shared one's does, by up to 2x) shows in both medians. --json
 adds, on the last line, the summary and every decision's policy (so a
 change to the search can be checked for the same results on the same
 seeds). Progress goes to stderr.
@@ -41,8 +42,10 @@ _REPEATS = flags.DEFINE_integer("repeats", 3,
                                 "Bots (seeds 0, 1, ...) per decision.")
 _CFR_ITERATIONS = flags.DEFINE_integer(
     "cfr_iterations", 100, "CFRPlusSolver iterations in the C++ workload.")
-_CFR_REPEATS = flags.DEFINE_integer("cfr_repeats", 3,
-                                    "Times the workload is timed.")
+_CFR_REPEATS = flags.DEFINE_integer(
+    "cfr_repeats", 7,
+    "Times the workload is timed (at least 2), spread over the run: before "
+    "the decisions, after them and evenly between the states.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the deals.")
 _COLD = flags.DEFINE_bool(
     "cold", False,
@@ -89,7 +92,15 @@ def main(argv):
   warm = pyspiel.load_bot("sog", game, states[0].current_player(),
                           dict(params, seed=0))
   warm.step(states[0])
-  cfr = [cfr_seconds(game, _CFR_ITERATIONS.value)]
+  if _CFR_REPEATS.value < 2:
+    print("search_speed: --cfr_repeats must be at least 2 (before and after "
+          "the decisions)", file=sys.stderr)
+    sys.exit(2)
+  # After how many states each workload run comes (0: before them all).
+  cfr_after = np.round(np.linspace(0, len(states),
+                                   _CFR_REPEATS.value)).astype(int).tolist()
+  cfr = [cfr_seconds(game, _CFR_ITERATIONS.value)
+         for _ in range(cfr_after.count(0))]
   times, decisions = [], []
   for k, state in enumerate(states):
     player = state.current_player()
@@ -104,8 +115,8 @@ def main(argv):
                         "policy": [[int(a), float(p)] for a, p in policy]})
     print(f"search_speed: state {k + 1}/{len(states)}", file=sys.stderr,
           flush=True)
-  cfr += [cfr_seconds(game, _CFR_ITERATIONS.value)
-          for _ in range(_CFR_REPEATS.value - 1)]
+    cfr += [cfr_seconds(game, _CFR_ITERATIONS.value)
+            for _ in range(cfr_after.count(k + 1))]
   sog_median = statistics.median(times)
   cfr_median = statistics.median(cfr)
   summary = {

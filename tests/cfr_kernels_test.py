@@ -333,3 +333,60 @@ def test_actions_are_active_exactly_when_their_children_are_in_the_tree(
   assert checked > 20
   if game_string == "leduc_poker":
     assert partial > 0  # some actions were only partly in the tree
+
+
+@pytest.mark.parametrize("game_string", [
+    "leduc_poker", "liars_dice(numdice=2,dice_sides=3)"])
+def test_packed_network_queries_match_numpy_to_the_bit(game_string, kernels,
+                                                       monkeypatch):
+  """The shim's packing of a CVPN's leaf queries (inputs, scales, values)
+  gives numpy's numbers exactly, zero ranges (uniform inputs) included,
+  with the shipped network on the leaves of a real search."""
+  del kernels
+  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game(game_string)
+  value_fn = cvpn.CVPNValueFunction.from_checkpoint(
+      cvpn.shipped_checkpoint(game), game)
+  root = PublicStateObserver(game).root()
+  while not root.is_player_node():
+    root = root.children()[0]
+  search = gt_cfr.GTCFR(root, value_fn,
+                        gt_cfr.GTCFRConfig(simulations=30),
+                        rng=np.random.default_rng(0))
+  search.run()
+  leaves = [search.tree.nodes[i].ps for i in search.tree.leaves()]
+  assert len(leaves) > 5
+  rng = np.random.default_rng(1)
+  ranges = []
+  for p in range(2):
+    parts = [rng.random(ps.num_infostates(p)) for ps in leaves]
+    if p == 0:
+      # No mass for player 0 in the first query: its inputs are uniform,
+      # player 1's values there scale to 0, player 0's do not.
+      parts[0][:] = 0.0
+    ranges.append(np.concatenate(parts))
+  out = []
+  for native in (True, False):
+    monkeypatch.setattr(cvpn, "_PACK_KERNELS", None if native else False)
+    packed = value_functions.PackedQueries(leaves, tuple(ranges))
+    out.append(value_fn.evaluate_packed(packed))
+  for p in range(2):
+    np.testing.assert_array_equal(out[0][0][p], out[1][0][p])
+  assert out[0][0][0][:leaves[0].num_infostates(0)].any()
+  for k in out[0][1].defined:
+    np.testing.assert_array_equal(out[0][1][k], out[1][1][k])
+
+
+def test_bad_packed_queries_are_refused_with_a_reason(kernels):
+  heads = np.zeros((2, 3), dtype=np.float32)
+  eq, col = np.asarray([0, 1]), np.asarray([3, 4])
+  ranges, sizes = np.ones(2), np.ones(2, dtype=np.int64)
+  with pytest.raises(ValueError, match="missing query or input column"):
+    kernels.cvpn_pack_inputs(heads, eq, eq, col, np.asarray([3, 9]), ranges,
+                             ranges, sizes, sizes, np.ones(2), 6)
+  with pytest.raises(ValueError, match="heads"):
+    kernels.cvpn_pack_inputs(heads, eq, eq, col, col, ranges, ranges, sizes,
+                             sizes, np.ones(3), 6)
+  with pytest.raises(ValueError, match="missing query or row"):
+    kernels.cvpn_unpack_values(np.zeros((2, 2), np.float32), eq,
+                               np.asarray([0, 2]), 1.0, np.ones(2))

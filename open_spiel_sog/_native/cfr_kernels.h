@@ -421,7 +421,127 @@ inline py::tuple FixedUpdate(
                         entry_values);
 }
 
+// --- A CVPN's packed leaf queries (cvpn.CVPNValueFunction.evaluate_packed) --
+//
+// GT-CFR values its leaves with one network call per update; around it,
+// numpy took some fifty small calls to normalise the ranges, fill the input
+// rows and scale the outputs back, as long as the network itself on Leduc.
+// These do the same arithmetic in the same order (the numbers are equal to
+// the bit; tests compare them with the numpy path).
+
+using Floats = py::array_t<float, py::array::c_style>;
+
+// Player p's entries i (of query eq[i]) at input column col[i]: the range
+// normalised per query (r / its sum, uniform 1 / max(size, 1) where the sum
+// is 0) written into the inputs; returns the per-query sums.
+inline std::vector<double> FillRanges(float* in, int64_t num, int64_t width,
+                                      const Int64s& eq, const Int64s& col,
+                                      const Doubles& range,
+                                      const Int64s& sizes, const char* name) {
+  const int64_t n = range.size();
+  if (eq.size() != n || col.size() != n) {
+    Fail(std::string(name) + ": entry_query, column and range differ in "
+         "length");
+  }
+  if (sizes.size() != num) {
+    Fail(std::string(name) + ": sizes must have one entry per query");
+  }
+  const int64_t* q = eq.data();
+  const int64_t* c = col.data();
+  const double* r = range.data();
+  std::vector<double> norms(num, 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (q[i] < 0 || q[i] >= num || c[i] < 0 || c[i] >= width) {
+      Fail(std::string(name) + ": entry " + std::to_string(i) +
+           " names a missing query or input column");
+    }
+    norms[q[i]] += r[i];
+  }
+  const int64_t* size = sizes.data();
+  for (int64_t i = 0; i < n; ++i) {
+    const double norm = norms[q[i]];
+    const double v = norm > 0 ? r[i] / norm
+                              : 1.0 / static_cast<double>(
+                                          size[q[i]] > 1 ? size[q[i]] : 1);
+    in[q[i] * width + c[i]] = static_cast<float>(v);
+  }
+  return norms;
+}
+
+inline py::tuple PackInputs(const Floats& heads, const Int64s& eq0,
+                            const Int64s& eq1, const Int64s& col0,
+                            const Int64s& col1, const Doubles& range0,
+                            const Doubles& range1, const Int64s& sizes0,
+                            const Int64s& sizes1, const Doubles& chance,
+                            int64_t input_size) {
+  const int64_t num = chance.size();
+  if (heads.ndim() != 2 || heads.shape(0) != num ||
+      heads.shape(1) > input_size) {
+    Fail("heads must be [queries, width <= input_size]");
+  }
+  const int64_t head_width = heads.shape(1);
+  Floats inputs({num, input_size});
+  float* in = inputs.mutable_data();
+  const float* h = heads.data();
+  for (int64_t q = 0; q < num; ++q) {
+    float* row = in + q * input_size;
+    for (int64_t k = 0; k < head_width; ++k) row[k] = h[q * head_width + k];
+    for (int64_t k = head_width; k < input_size; ++k) row[k] = 0.0f;
+  }
+  std::vector<double> norm0 = FillRanges(in, num, input_size, eq0, col0,
+                                         range0, sizes0, "player 0");
+  std::vector<double> norm1 = FillRanges(in, num, input_size, eq1, col1,
+                                         range1, sizes1, "player 1");
+  Doubles scale0(num), scale1(num);
+  double* s0 = scale0.mutable_data();
+  double* s1 = scale1.mutable_data();
+  const double* ch = chance.data();
+  for (int64_t q = 0; q < num; ++q) {
+    s0[q] = norm1[q] * ch[q];
+    s1[q] = norm0[q] * ch[q];
+  }
+  return py::make_tuple(inputs, scale0, scale1);
+}
+
+// values[eq[i], rows[i]] * unit * scale[eq[i]], in double.
+inline Doubles UnpackValues(const Floats& values, const Int64s& eq,
+                            const Int64s& rows, double unit,
+                            const Doubles& scale) {
+  if (values.ndim() != 2) Fail("values must be a 2-d array");
+  const int64_t num = values.shape(0), cols = values.shape(1);
+  const int64_t n = eq.size();
+  if (rows.size() != n || scale.size() != num) {
+    Fail("entry_query and rows differ in length, or scales are not one per "
+         "query");
+  }
+  Doubles out(n);
+  double* o = out.mutable_data();
+  const float* v = values.data();
+  const int64_t* q = eq.data();
+  const int64_t* r = rows.data();
+  const double* s = scale.data();
+  for (int64_t i = 0; i < n; ++i) {
+    if (q[i] < 0 || q[i] >= num || r[i] < 0 || r[i] >= cols) {
+      Fail("entry " + std::to_string(i) + " names a missing query or row");
+    }
+    o[i] = static_cast<double>(v[q[i] * cols + r[i]]) * unit * s[q[i]];
+  }
+  return out;
+}
+
 inline void Define(py::module_& m) {
+  m.def("cvpn_pack_inputs", &PackInputs, py::arg("heads"),
+        py::arg("entry_query0"), py::arg("entry_query1"), py::arg("column0"),
+        py::arg("column1"), py::arg("range0"), py::arg("range1"),
+        py::arg("sizes0"), py::arg("sizes1"), py::arg("chance"),
+        py::arg("input_size"),
+        "A CVPN's input rows for packed queries and the scales of their "
+        "values: (inputs [L, input_size] float32, scale0 [L], scale1 [L]) "
+        "(cvpn.CVPNValueFunction.evaluate_packed's numpy path).");
+  m.def("cvpn_unpack_values", &UnpackValues, py::arg("values"),
+        py::arg("entry_query"), py::arg("rows"), py::arg("unit"),
+        py::arg("scale"),
+        "values[entry_query, rows] * unit * scale[entry_query] in double.");
   m.def("cfr_fixed_update", &FixedUpdate, py::arg("r_parent_seq"),
         py::arg("policy").noconvert(), py::arg("regrets").noconvert(),
         py::arg("avg").noconvert(), py::arg("active"), py::arg("root_range"),

@@ -820,6 +820,20 @@ def _file_identity(path: str) -> tuple[int, ...]:
   return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+_PACK_KERNELS = None  # the shim (its cvpn_* packing), or False
+
+
+def _pack_kernels():
+  """The C++ shim where it is usable and packs CVPN queries, else None
+  (`evaluate_packed` then does the same arithmetic in numpy)."""
+  global _PACK_KERNELS
+  if _PACK_KERNELS is None:
+    from open_spiel_sog import _native  # pylint: disable=g-import-not-at-top
+    shim, _ = _native.load_shim()
+    _PACK_KERNELS = shim if hasattr(shim, "cvpn_pack_inputs") else False
+  return _PACK_KERNELS or None
+
+
 def clear_shared_caches() -> None:
   """Forgets what searches share across bots in this process: the exact
   expansions (`observer.EXPANSIONS`) and the shared networks' encodings of
@@ -959,8 +973,11 @@ class CVPNValueFunction(value_functions.ValueFunction):
     row_index = tuple(np.concatenate(rows[p]) if num else
                       np.zeros(0, np.int64) for p in range(2))
     defined = [i for i, lr in enumerate(legal_rows) if lr is not None]
+    width = heads[0].shape[0] if num else 0
+    columns = tuple(width + row_index[p] for p in range(2))
     cached = (np.stack(heads) if num else None, entry_query, row_index,
-              np.asarray(chance), defined, legal_rows)
+              np.asarray(chance, dtype=np.float64), defined, legal_rows,
+              columns)
     if key is not None:
       if len(self._packed_cache) >= self._MAX_PACKED_CACHE:
         self._packed_cache.clear()
@@ -971,20 +988,31 @@ class CVPNValueFunction(value_functions.ValueFunction):
     if not len(packed):
       return (np.zeros(0), np.zeros(0)), []
     enc = self.net.encoder
-    heads, entry_query, row_index, chance, defined, legal_rows = (
+    heads, entry_query, row_index, chance, defined, legal_rows, columns = (
         self._packed_arrays(packed))
     ranges = tuple(np.asarray(r, dtype=np.float64) for r in packed.ranges)
-    normalised, scales = value_functions.normalise_packed_beliefs(
-        ranges, entry_query, packed.sizes, chance)
-    inputs = np.zeros((len(packed), enc.input_size), dtype=np.float32)
-    width = heads.shape[1]
-    inputs[:, :width] = heads
-    for p in range(2):
-      inputs[entry_query[p], width + row_index[p]] = normalised[p]
+    sizes = packed.sizes
+    kernels = _pack_kernels()
+    if kernels is not None:
+      inputs, *scales = kernels.cvpn_pack_inputs(
+          heads, *entry_query, *columns, *ranges, *sizes, chance,
+          enc.input_size)
+    else:
+      normalised, scales = value_functions.normalise_packed_beliefs(
+          ranges, entry_query, sizes, chance)
+      inputs = np.zeros((len(packed), enc.input_size), dtype=np.float32)
+      inputs[:, :heads.shape[1]] = heads
+      for p in range(2):
+        inputs[entry_query[p], columns[p]] = normalised[p]
     values = self.net.predict_values(inputs)
-    out = tuple(
-        values[entry_query[p], row_index[p]].astype(np.float64) *
-        enc.value_unit[p] * scales[p][entry_query[p]] for p in range(2))
+    if kernels is not None:
+      out = tuple(kernels.cvpn_unpack_values(
+          values, entry_query[p], row_index[p], float(enc.value_unit[p]),
+          scales[p]) for p in range(2))
+    else:
+      out = tuple(
+          values[entry_query[p], row_index[p]].astype(np.float64) *
+          enc.value_unit[p] * scales[p][entry_query[p]] for p in range(2))
     net = self.net
     layers = net._host_layers("policy")  # pylint: disable=protected-access
 

@@ -195,6 +195,15 @@ class Batch:
     return cls(*(arrays[f] for f in cls.FIELDS))
 
 
+class _Packed(NamedTuple):
+  """What `CVPNValueFunction` packs per public state."""
+  head: np.ndarray  # [features + 3] float32: features, then who acts
+  rows0: np.ndarray  # player 0's infostates' rows
+  rows1: np.ndarray  # player 1's
+  chance: float  # the public state's total chance reach
+  acting: tuple[np.ndarray, np.ndarray] | None  # (rows of the actor, legal)
+
+
 class _Static(NamedTuple):
   """What the encoder keeps per public state."""
   head: np.ndarray  # [features + 3] float32: features, then who acts
@@ -202,6 +211,7 @@ class _Static(NamedTuple):
   legal: np.ndarray | None  # [n_q, A] the acting player's legal actions
   chance: float  # the public state's total chance reach
   acting: tuple[np.ndarray, np.ndarray] | None  # (rows of the actor, legal)
+  packed: _Packed
 
 
 class Encoder:
@@ -290,9 +300,25 @@ class Encoder:
       legal = np.zeros((len(rows[q]), self.num_actions), dtype=np.float32)
       for j in range(len(rows[q])):
         legal[j, ps.legal_actions(j)] = 1.0
-    return _Static(
-        head, rows, legal, float(ps.chance_reach.sum()),
-        None if legal is None else (rows[ps.current_player()], legal))
+    chance = float(ps.chance_reach.sum())
+    acting = None if legal is None else (rows[ps.current_player()], legal)
+    return _Static(head, rows, legal, chance, acting,
+                   _Packed(head, rows[0], rows[1], chance, acting))
+
+  def statics(self, public_states: Sequence[PublicState]) -> list[_Packed]:
+    """The packed parts of each of `public_states` (`_static`, with the
+    lookups of one observer's public states done once)."""
+    out = []
+    observer = per_observer = None
+    for ps in public_states:
+      if ps.observer is not observer:
+        observer = ps.observer
+        per_observer = self._cache.get(observer)
+        if per_observer is None:
+          per_observer = self._cache[observer] = {}
+      cached = per_observer.get(ps.id)
+      out.append((cached if cached is not None else self._static(ps)).packed)
+    return out
 
   def rows(self, ps: PublicState) -> tuple[np.ndarray, np.ndarray]:
     """The rows [n_p] of each player's infostates of `ps`."""
@@ -963,19 +989,16 @@ class CVPNValueFunction(value_functions.ValueFunction):
     enc = self.net.encoder
     num = len(packed)
     sizes = packed.sizes
-    static = enc._static  # pylint: disable=protected-access
-    parts = [static(ps) for ps in packed.public_states]
-    heads = [part.head for part in parts]
-    rows = ([part.rows[0] for part in parts], [part.rows[1] for part in parts])
-    chance = [part.chance for part in parts]
-    legal_rows = [part.acting for part in parts]
+    parts = enc.statics(packed.public_states)
+    heads, rows0, rows1, chance, legal_rows = (
+        zip(*parts) if num else ((), (), (), (), ()))
     entry_query = tuple(np.repeat(np.arange(num), sizes[p]) for p in range(2))
-    row_index = tuple(np.concatenate(rows[p]) if num else
-                      np.zeros(0, np.int64) for p in range(2))
+    row_index = tuple(np.concatenate(rows) if num else np.zeros(0, np.int64)
+                      for rows in (rows0, rows1))
     defined = [i for i, lr in enumerate(legal_rows) if lr is not None]
     width = heads[0].shape[0] if num else 0
     columns = tuple(width + row_index[p] for p in range(2))
-    cached = (np.stack(heads) if num else None, entry_query, row_index,
+    cached = (np.array(heads) if num else None, entry_query, row_index,
               np.asarray(chance, dtype=np.float64), defined, legal_rows,
               columns)
     if key is not None:

@@ -258,10 +258,16 @@ class _Grow:
     self.buf[self.n] = value
     self.n += 1
 
-  def extend(self, values: np.ndarray) -> None:
+  def extend(self, values) -> None:
     k = len(values)
     self._reserve(self.n + k)
     self.buf[self.n:self.n + k] = values
+    self.n += k
+
+  def fill(self, value, k: int) -> None:
+    """Appends `value` k times."""
+    self._reserve(self.n + k)
+    self.buf[self.n:self.n + k] = value
     self.n += k
 
   def view(self) -> np.ndarray:
@@ -422,6 +428,11 @@ class SearchTree:
     # (`leaves_expanded`), in order: consumers catch up from the logs.
     self._leaf_set: dict[int, None] = {}
     self._leaves: list[int] | None = None
+    self._leaves_array: np.ndarray | None = None
+    # Per node and player: its first entry and its number of entries (the
+    # player's infostates in its public state).
+    self.node_entry_start = (_Grow(), _Grow())
+    self.node_entries = (_Grow(), _Grow())
     self.leaves_added: list[int] = []
     self.leaves_expanded: list[int] = []
     self._terminals = None
@@ -447,6 +458,8 @@ class SearchTree:
       side = self.sides[p]
       node.entry_start[p] = side.num_entries
       n = ps.num_infostates(p)
+      self.node_entry_start[p].append(side.num_entries)
+      self.node_entries[p].append(n)
       if parent_node is None:
         side.num_root = n
         for j in range(n):
@@ -458,27 +471,30 @@ class SearchTree:
           side.e_pslot.append(-1)
           side.e_depth.append(0)
         continue
+      # Each infostate's entry hangs below the parent's entry of its first
+      # history (the same for all of them: perfect recall).
       first = _first_histories(ps.history_infostate[p], n)
-      parent_inf = parent_node.ps.history_infostate[p][ps.parent_history]
-      acting = parent_node.player == p
-      for j in range(n):
-        i = first[j]
-        pe = parent_node.entry_start[p] + int(parent_inf[i])
-        side.e_row.append(-1)
-        side.e_parent.append(pe)
-        side.e_depth.append(depth)
-        if acting:
-          row = int(parent_node.rows[int(parent_inf[i])])
-          slot = side.r_actions[row].index(int(ps.parent_action[i]))
-          side.e_srow.append(row)
-          side.e_sslot.append(slot)
-          side.e_prow.append(row)
-          side.e_pslot.append(slot)
-        else:
-          side.e_srow.append(side.e_srow.buf[pe])
-          side.e_sslot.append(side.e_sslot.buf[pe])
-          side.e_prow.append(-1)
-          side.e_pslot.append(-1)
+      parent_inf = parent_node.ps.history_infostate[p][
+          ps.parent_history[first]].tolist()
+      base = parent_node.entry_start[p]
+      parent_entries = [base + j for j in parent_inf]
+      side.e_row.fill(-1, n)
+      side.e_parent.extend(parent_entries)
+      side.e_depth.fill(depth, n)
+      if parent_node.player == p:  # p acted: a new sequence (row, slot)
+        rows = parent_node.rows[parent_inf].tolist()
+        actions = ps.parent_action[first].tolist()
+        slots = [side.r_actions[row].index(a)
+                 for row, a in zip(rows, actions)]
+        side.e_srow.extend(rows)
+        side.e_sslot.extend(slots)
+        side.e_prow.extend(rows)
+        side.e_pslot.extend(slots)
+      else:  # the parent entry's sequence
+        side.e_srow.extend(side.e_srow.buf[parent_entries])
+        side.e_sslot.extend(side.e_sslot.buf[parent_entries])
+        side.e_prow.fill(-1, n)
+        side.e_pslot.fill(-1, n)
     if ps.is_terminal():
       e0 = node.entry_start[0] + ps.history_infostate[0]
       e1 = node.entry_start[1] + ps.history_infostate[1]
@@ -642,7 +658,15 @@ class SearchTree:
     function)."""
     if self._leaves is None:
       self._leaves = list(self._leaf_set)
+      self._leaves_array = None
     return self._leaves
+
+  def leaves_array(self) -> np.ndarray:
+    """`leaves()` as an int64 array."""
+    leaves = self.leaves()
+    if self._leaves_array is None:
+      self._leaves_array = np.asarray(leaves, dtype=np.int64)
+    return self._leaves_array
 
   # --- Compiled arrays -------------------------------------------------------
 
@@ -705,6 +729,17 @@ def _regret_matching(regrets: np.ndarray, active: np.ndarray) -> np.ndarray:
   uniform = np.where(active, 1.0 / np.maximum(count, 1), 0.0)
   return np.where(total > 0.0, positive / np.where(total > 0.0, total, 1.0),
                   uniform)
+
+
+def _draw(rng: np.random.Generator, probs) -> int:
+  """`rng.choice(len(probs), p=probs)`, the same draw from the same stream
+  (numpy's own steps: the normalised cumulative sum searched at one
+  `rng.random()`), without its checks, which cost twice the draw."""
+  cdf = np.cumsum(probs, dtype=np.float64)
+  if not cdf[-1] > 0.0:
+    raise ValueError(f"cannot draw from probabilities summing to {cdf[-1]}")
+  cdf /= cdf[-1]
+  return int(np.searchsorted(cdf, rng.random(), side="right"))
 
 
 _EMPTY = np.zeros(0)
@@ -1147,8 +1182,8 @@ class GTCFR:
     key = (self._uid, len(tree.nodes))
     sizes = self._leaf_entry_cache.get((key, "sizes"))
     if sizes is None:
-      sizes = tuple(np.asarray([tree.nodes[i].ps.num_infostates(p)
-                                for i in leaves]) for p in range(2))
+      at = tree.leaves_array()
+      sizes = tuple(tree.node_entries[p].buf[at] for p in range(2))
       self._leaf_entry_cache[(key, "sizes")] = sizes
     packed = PackedQueries([tree.nodes[i].ps for i in leaves],
                            (reaches[0][seqs[0]], reaches[1][seqs[1]]),
@@ -1176,12 +1211,14 @@ class GTCFR:
     key = (len(self.tree.nodes), p)
     cached = self._leaf_entry_cache.get(key)
     if cached is None:
-      parts = []
-      for i in self.tree.leaves():
-        node = self.tree.nodes[i]
-        lo = node.entry_start[p]
-        parts.append(np.arange(lo, lo + node.ps.num_infostates(p)))
-      cached = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+      tree = self.tree
+      at = tree.leaves_array()
+      starts = tree.node_entry_start[p].buf[at]
+      counts = tree.node_entries[p].buf[at]
+      # Each leaf's entries start .. start + count - 1, one after another.
+      ends = np.cumsum(counts)
+      cached = (np.repeat(starts - (ends - counts), counts) +
+                np.arange(int(ends[-1]) if len(ends) else 0))
       self._leaf_entry_cache[key] = cached
     return cached
 
@@ -1391,8 +1428,7 @@ class GTCFR:
     tree = self.tree
     nodes, sides, ends = tree.nodes, tree.sides, self.simulation_ends
     node = self.grow_node
-    h = 0 if len(beliefs) == 1 else int(self.rng.choice(len(beliefs),
-                                                         p=beliefs))
+    h = 0 if len(beliefs) == 1 else _draw(self.rng, beliefs)
     path: list[tuple[int, int, int]] = []  # (player, row, slot)
     while True:
       q = node.player
@@ -1410,7 +1446,7 @@ class GTCFR:
       ps = node.ps
       if q == CHANCE:
         actions, probs = zip(*ps.histories[h].chance_outcomes())
-        a = int(actions[self.rng.choice(len(actions), p=probs)])
+        a = int(actions[_draw(self.rng, probs)])
       else:
         rows = node.rows
         row = int(rows[0] if len(rows) == 1 else

@@ -171,10 +171,11 @@ class _Node:
   """One public state of the search tree."""
 
   __slots__ = ("ps", "index", "parent", "depth", "player", "entry_start",
-               "rows", "expanded", "children", "_prior", "transitions",
-               "_infostate_histories")
+               "rows", "expanded", "children", "_prior", "_latest",
+               "transitions", "_infostate_histories")
 
-  def __init__(self, ps: PublicState, index: int, parent: int, depth: int):
+  def __init__(self, ps: PublicState, index: int, parent: int, depth: int,
+               latest: list | None = None):
     self.ps = ps
     self.index = index
     self.parent = parent
@@ -184,27 +185,29 @@ class _Node:
     self.rows: np.ndarray | None = None  # acting player's rows (interior)
     self.expanded = False
     self.children: dict[int, int] = {}  # index in ps.child_sequence() -> node
-    # [n_q, num_actions], the latest prior; or (LazyPriors, k) until read.
-    self._prior: np.ndarray | tuple[LazyPriors, int] | None = None
+    # [n_q, num_actions], a prior given to this node.
+    self._prior: np.ndarray | None = None
+    # The tree's [LazyPriors, {node index: query}] of its latest value call
+    # (SearchTree.latest_priors), shared by its nodes.
+    self._latest = latest if latest is not None else [None, None]
     self.transitions: dict[tuple[int, int], tuple[int, int]] | None = None
     self._infostate_histories: list[list[int]] | None = None
 
   @property
   def prior(self) -> np.ndarray | None:
     """The latest prior [n_q, num_actions] of the acting player (None:
-    none yet)."""
-    prior = self._prior
-    if type(prior) is tuple:  # pylint: disable=unidiomatic-typecheck
-      prior = self._prior = prior[0][prior[1]]
-    return prior
+    none yet): the latest value call's, computed when first read, where
+    this node was one of its leaves; else the one given."""
+    priors, where = self._latest
+    if where is not None:
+      k = where.get(self.index)
+      if k is not None:
+        return priors[k]
+    return self._prior
 
   @prior.setter
   def prior(self, value: np.ndarray | None) -> None:
     self._prior = value
-
-  def set_lazy_prior(self, priors: LazyPriors, k: int) -> None:
-    """The prior becomes `priors[k]`, computed when first read."""
-    self._prior = (priors, k)
 
   def infostate_histories(self) -> list[list[int]]:
     """The acting player's histories per infostate (cached)."""
@@ -391,19 +394,6 @@ class _Compiled:
     return groups
 
 
-def _first_histories(history_infostate: np.ndarray, n: int) -> list[int]:
-  """The first history of each of the n infostates."""
-  if len(history_infostate) == 1:
-    return [0]
-  if len(history_infostate) > 64:
-    return np.unique(history_infostate, return_index=True)[1].tolist()
-  first = [-1] * n
-  for h, j in enumerate(history_infostate.tolist()):
-    if first[j] < 0:
-      first[j] = h
-  return first
-
-
 class SearchTree:
   """A growing public tree with per-player sequence arrays and CFR state."""
 
@@ -429,6 +419,9 @@ class SearchTree:
     self._leaf_set: dict[int, None] = {}
     self._leaves: list[int] | None = None
     self._leaves_array: np.ndarray | None = None
+    # [LazyPriors, {node index: query}] of the latest value call whose
+    # priors are computed when read (see _Node.prior), or [None, None].
+    self.latest_priors: list = [None, None]
     # Per node and player: its first entry and its number of entries (the
     # player's infostates in its public state).
     self.node_entry_start = (_Grow(), _Grow())
@@ -450,7 +443,7 @@ class SearchTree:
   def _add_node(self, ps: PublicState, parent: int) -> int:
     index = len(self.nodes)
     depth = 0 if parent < 0 else self.nodes[parent].depth + 1
-    node = _Node(ps, index, parent, depth)
+    node = _Node(ps, index, parent, depth, self.latest_priors)
     self.nodes.append(node)
     self.node_of[ps.id] = index
     parent_node = self.nodes[parent] if parent >= 0 else None
@@ -473,7 +466,7 @@ class SearchTree:
         continue
       # Each infostate's entry hangs below the parent's entry of its first
       # history (the same for all of them: perfect recall).
-      first = _first_histories(ps.history_infostate[p], n)
+      first = ps.first_histories(p)
       parent_inf = parent_node.ps.history_infostate[p][
           ps.parent_history[first]].tolist()
       base = parent_node.entry_start[p]
@@ -498,7 +491,7 @@ class SearchTree:
     if ps.is_terminal():
       e0 = node.entry_start[0] + ps.history_infostate[0]
       e1 = node.entry_start[1] + ps.history_infostate[1]
-      u0 = np.asarray([h.returns()[0] for h in ps.histories])
+      u0 = ps.returns0()
       self.t_e0.append(e0)
       self.t_e1.append(e1)
       self.t_w.append(ps.chance_reach * u0)
@@ -1194,9 +1187,10 @@ class GTCFR:
     if isinstance(policies, LazyPriors):
       # Each leaf's prior is computed if the leaf is expanded before the
       # next call replaces it.
-      for k in policies.defined:
-        tree.nodes[leaves[k]].set_lazy_prior(policies, k)
+      tree.latest_priors[:] = (policies,
+                               {leaves[k]: k for k in policies.defined})
     else:
+      tree.latest_priors[:] = (None, None)
       for i, policy in zip(leaves, policies):
         if policy is not None:
           tree.nodes[i].prior = policy

@@ -580,9 +580,18 @@ class PublicState:
     # above): see `content_key`.
     self.exact = parent is None or parent.exact
     self._content_key: tuple | None = None
+    # What is computed from the histories on demand (`returns0`), shared
+    # with the public states built from the same ExpansionCache entry.
+    self._computed: dict = {}
 
     first = self.histories[0]
     self._current_player = int(first.current_player())
+    if derived is not None:
+      # What the checks and loops below gave when this public state was
+      # first built (ExpansionCache): shared, never mutated.
+      (self._infostates, self.history_infostate, self._legal_actions,
+       self._computed) = derived
+      return
     for h in self.histories:
       if int(h.current_player()) != self._current_player:
         raise ValueError(
@@ -592,11 +601,6 @@ class PublicState:
             "not common knowledge (a player cannot tell whether chance or "
             "its opponent moves, or the game's public observer hides it), "
             "so the game has no sound public tree")
-    if derived is not None:
-      # What the loops below gave when this public state was first built
-      # (ExpansionCache): shared, never mutated.
-      self._infostates, self.history_infostate, self._legal_actions = derived
-      return
 
     # Some games' terminal strings forget what a player knew (goofspiel
     # without imp_info drops the bids): at terminals, each infostate also
@@ -659,9 +663,38 @@ class PublicState:
 
   @property
   def derived(self) -> tuple:
-    """(infostates, history_infostate, legal actions): what the constructor
-    derives from the histories (see `ExpansionCache`)."""
-    return self._infostates, self.history_infostate, self._legal_actions
+    """(infostates, history_infostate, legal actions, computed): what the
+    constructor derives from the histories and what was computed from them
+    since (see `ExpansionCache`)."""
+    return (self._infostates, self.history_infostate, self._legal_actions,
+            self._computed)
+
+  def first_histories(self, player: int) -> list[int]:
+    """The index of the first history of each of `player`'s infostates."""
+    key = ("first", player)
+    first = self._computed.get(key)
+    if first is None:
+      index = self.history_infostate[player]
+      if len(index) == 1:
+        first = [0]
+      elif len(index) > 64:
+        first = np.unique(index, return_index=True)[1].tolist()
+      else:
+        first = [-1] * self.num_infostates(player)
+        for h, j in enumerate(index.tolist()):
+          if first[j] < 0:
+            first[j] = h
+      self._computed[key] = first
+    return first
+
+  def returns0(self) -> np.ndarray:
+    """[H] player 0's return at each history (a terminal public state's)."""
+    u0 = self._computed.get("returns0")
+    if u0 is None:
+      u0 = np.asarray([h.returns()[0] for h in self.histories])
+      u0.flags.writeable = False
+      self._computed["returns0"] = u0
+    return u0
 
   @property
   def content_key(self) -> tuple | None:

@@ -238,7 +238,7 @@ class PublicTree:
         continue
       s0 = self.entry_seqs(0, ps)[ps.history_infostate[0]]
       s1 = self.entry_seqs(1, ps)[ps.history_infostate[1]]
-      u0 = np.asarray([h.returns()[0] for h in ps.histories])
+      u0 = ps.returns0()
       seq0.append(s0)
       seq1.append(s1)
       weight.append(ps.chance_reach * u0)

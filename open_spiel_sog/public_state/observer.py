@@ -207,6 +207,10 @@ def _infostate_sources(game: pyspiel.Game) -> dict[str, str | None]:
   }
 
 
+# Memory is read (PublicStateObserver._check_memory) every this many child
+# histories built.
+_MEMORY_CHECK_EVERY = 1024
+
 # An expansion with more than this many times max_histories children draws
 # that many of them before building any.
 _PRESAMPLE = 4
@@ -859,6 +863,7 @@ class PublicStateObserver:
       physical = physical_memory()
       budget = physical // 2 if physical else 0
     self._memory_budget = budget or None
+    self._unchecked_children = 0  # built since memory was last read
     self._public_states: list[PublicState] = []
     self._next_id = 0
     self._floor: PublicState | None = None  # see prune
@@ -1255,12 +1260,16 @@ class PublicStateObserver:
     parent_history: list[int] = []
     parent_action: list[int] = []
     for n, j in enumerate(chosen.tolist()):
-      if n % 1024 == 1023:
+      if n % _MEMORY_CHECK_EVERY == _MEMORY_CHECK_EVERY - 1:
         self._check_memory(ps, len(children))
       children.append(ps.histories[pairs_h[j]].child(pairs_a[j]))
       parent_history.append(pairs_h[j])
       parent_action.append(pairs_a[j])
-    self._check_memory(ps, len(children))
+    # Memory is read every _MEMORY_CHECK_EVERY children built, over all
+    # expansions (reading it takes longer than a small expansion).
+    self._unchecked_children += len(children)
+    if self._unchecked_children >= _MEMORY_CHECK_EVERY:
+      self._check_memory(ps, len(children))
     actors = _actors(children)
     keys = self._child_infostate_keys(ps, children, parent_history,
                                       parent_action, actors)
@@ -1399,6 +1408,7 @@ class PublicStateObserver:
 
   def _check_memory(self, ps: PublicState, built: int) -> None:
     """Raises ValueError when the process holds more memory than allowed."""
+    self._unchecked_children = 0
     if self._memory_budget is None:
       return
     rss = resident_memory()

@@ -640,3 +640,20 @@ def test_recorded_queries_hold_the_reach_of_the_current_policies():
   assert checked > 100
   assert stale_differs > 0 and uniform_differs > 0, (stale_differs,
                                                       uniform_differs)
+
+
+def test_draws_are_numpys_choice_from_the_same_stream():
+  """GT-CFR's chance and belief draws skip Generator.choice's checks but
+  take the same draws from the same stream (searches stay seed for seed)."""
+  rng = np.random.default_rng(0)
+  for seed in range(200):
+    k = int(rng.integers(1, 30))
+    probs = rng.random(k) * (rng.random(k) > 0.3)
+    probs[int(rng.integers(k))] += 0.1
+    probs /= probs.sum()
+    ours, numpys = np.random.default_rng(seed), np.random.default_rng(seed)
+    for _ in range(20):
+      assert gt_cfr._draw(ours, probs) == int(numpys.choice(k, p=probs))  # pylint: disable=protected-access
+    assert ours.random() == numpys.random()
+  with pytest.raises(ValueError, match="summing to 0"):
+    gt_cfr._draw(np.random.default_rng(0), np.zeros(3))  # pylint: disable=protected-access

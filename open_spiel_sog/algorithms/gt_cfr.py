@@ -441,66 +441,98 @@ class SearchTree:
     return None if i is None else self.nodes[i]
 
   def _add_node(self, ps: PublicState, parent: int) -> int:
-    index = len(self.nodes)
-    depth = 0 if parent < 0 else self.nodes[parent].depth + 1
-    node = _Node(ps, index, parent, depth, self.latest_priors)
+    """Adds `ps` as a child of node `parent` (-1: the root); returns its
+    node index."""
+    if parent >= 0:
+      return self._add_children([ps], parent)[0]
+    node = _Node(ps, 0, -1, 0, self.latest_priors)
     self.nodes.append(node)
-    self.node_of[ps.id] = index
-    parent_node = self.nodes[parent] if parent >= 0 else None
+    self.node_of[ps.id] = 0
     for p in range(2):
       side = self.sides[p]
-      node.entry_start[p] = side.num_entries
       n = ps.num_infostates(p)
-      self.node_entry_start[p].append(side.num_entries)
+      self.node_entry_start[p].append(0)
       self.node_entries[p].append(n)
-      if parent_node is None:
-        side.num_root = n
-        for j in range(n):
-          side.e_row.append(-1)
-          side.e_srow.append(-1)
-          side.e_sslot.append(j)
-          side.e_parent.append(-1)
-          side.e_prow.append(-1)
-          side.e_pslot.append(-1)
-          side.e_depth.append(0)
-        continue
-      # Each infostate's entry hangs below the parent's entry of its first
-      # history (the same for all of them: perfect recall).
-      first = ps.first_histories(p)
-      parent_inf = parent_node.ps.history_infostate[p][
-          ps.parent_history[first]].tolist()
+      side.num_root = n
+      side.e_row.fill(-1, n)
+      side.e_srow.fill(-1, n)
+      side.e_sslot.extend(np.arange(n))
+      side.e_parent.fill(-1, n)
+      side.e_prow.fill(-1, n)
+      side.e_pslot.fill(-1, n)
+      side.e_depth.fill(0, n)
+    self._added([node])
+    return 0
+
+  def _add_children(self, pss: Sequence[PublicState], parent: int
+                    ) -> list[int]:
+    """Adds `pss`, children of node `parent`, in order; returns their node
+    indices. Each player's entries of all of them are appended at once."""
+    if not pss:
+      return []
+    parent_node = self.nodes[parent]
+    depth = parent_node.depth + 1
+    nodes = []
+    for ps in pss:
+      node = _Node(ps, len(self.nodes), parent, depth, self.latest_priors)
+      self.nodes.append(node)
+      self.node_of[ps.id] = node.index
+      nodes.append(node)
+    for p in range(2):
+      side = self.sides[p]
+      start = side.num_entries
       base = parent_node.entry_start[p]
-      parent_entries = [base + j for j in parent_inf]
+      parent_infostate = parent_node.ps.history_infostate[p]
+      acting = parent_node.player == p  # p acted: new sequences (row, slot)
+      parent_entries: list[int] = []
+      rows: list[int] = []
+      slots: list[int] = []
+      for node in nodes:
+        ps = node.ps
+        node.entry_start[p] = start + len(parent_entries)
+        self.node_entry_start[p].append(node.entry_start[p])
+        self.node_entries[p].append(ps.num_infostates(p))
+        # Each infostate's entry hangs below the parent's entry of its
+        # first history (the same for all of them: perfect recall).
+        first = ps.first_histories(p)
+        parent_inf = parent_infostate[ps.parent_history[first]].tolist()
+        parent_entries.extend([base + j for j in parent_inf])
+        if acting:
+          node_rows = parent_node.rows[parent_inf].tolist()
+          rows.extend(node_rows)
+          slots.extend([side.r_actions[row].index(a) for row, a in zip(
+              node_rows, ps.parent_action[first].tolist())])
+      n = len(parent_entries)
       side.e_row.fill(-1, n)
       side.e_parent.extend(parent_entries)
       side.e_depth.fill(depth, n)
-      if parent_node.player == p:  # p acted: a new sequence (row, slot)
-        rows = parent_node.rows[parent_inf].tolist()
-        actions = ps.parent_action[first].tolist()
-        slots = [side.r_actions[row].index(a)
-                 for row, a in zip(rows, actions)]
+      if acting:
         side.e_srow.extend(rows)
         side.e_sslot.extend(slots)
         side.e_prow.extend(rows)
         side.e_pslot.extend(slots)
       else:  # the parent entry's sequence
-        side.e_srow.extend(side.e_srow.buf[parent_entries])
-        side.e_sslot.extend(side.e_sslot.buf[parent_entries])
+        at = np.asarray(parent_entries, dtype=np.int64)
+        side.e_srow.extend(side.e_srow.buf[at])
+        side.e_sslot.extend(side.e_sslot.buf[at])
         side.e_prow.fill(-1, n)
         side.e_pslot.fill(-1, n)
-    if ps.is_terminal():
-      e0 = node.entry_start[0] + ps.history_infostate[0]
-      e1 = node.entry_start[1] + ps.history_infostate[1]
-      u0 = ps.returns0()
-      self.t_e0.append(e0)
-      self.t_e1.append(e1)
-      self.t_w.append(ps.chance_reach * u0)
-    else:
-      self._leaf_set[index] = None
-      self.leaves_added.append(index)
-      self._leaves = None
+    self._added(nodes)
+    return [node.index for node in nodes]
+
+  def _added(self, nodes: list[_Node]) -> None:
+    """Files new nodes as terminals or leaves."""
+    for node in nodes:
+      ps = node.ps
+      if ps.is_terminal():
+        self.t_e0.append(node.entry_start[0] + ps.history_infostate[0])
+        self.t_e1.append(node.entry_start[1] + ps.history_infostate[1])
+        self.t_w.append(ps.chance_reach * ps.returns0())
+      else:
+        self._leaf_set[node.index] = None
+        self.leaves_added.append(node.index)
+        self._leaves = None
     self._compiled = None
-    return index
 
   def _make_rows(self, node: _Node) -> None:
     """Creates the acting player's rows when `node` becomes interior."""
@@ -512,21 +544,24 @@ class SearchTree:
     first_row = side.num_rows
     side.ensure(first_row + n, max(len(a) for a in legal))
     node.rows = np.arange(first_row, first_row + n)
+    entries = np.arange(node.entry_start[q], node.entry_start[q] + n)
+    # A row's level: one more than its parent sequence's row's (0 below a
+    # root sequence).
+    srow = side.e_srow.buf[entries]
+    levels = np.where(srow < 0, 0, side.r_level.buf[np.maximum(srow, 0)] + 1)
+    side.r_entry.extend(entries)
+    side.e_row.buf[entries] = node.rows
+    side.r_level.extend(levels)
+    side.r_actions.extend(legal)
+    # (Rows past num_rows are untouched zeros: `ensure` grows with zeros and
+    # nothing writes past the rows made.)
+    prior = node.prior
     for j in range(n):
-      entry = node.entry_start[q] + j
-      srow = side.e_srow.buf[entry]
-      level = 0 if srow < 0 else side.r_level.buf[srow] + 1
       row = first_row + j
-      side.r_entry.append(entry)
-      side.e_row.buf[entry] = row
-      side.r_level.append(level)
-      side.r_actions.append(legal[j])
       k = len(legal[j])
-      # (Rows past num_rows are untouched zeros: `ensure` grows with zeros
-      # and nothing writes past the rows made.)
       side.legal[row, :k] = True
-      if node.prior is not None:
-        p = node.prior[j, legal[j]]
+      if prior is not None:
+        p = prior[j, legal[j]]
         total = p.sum()
         side.prior[row, :k] = p / total if total > 0 else 1.0 / k
       else:
@@ -565,11 +600,10 @@ class SearchTree:
             t = node.transition(h, int(a))
             if t is not None:
               wanted.add(t[0])
-    added = 0
-    for c in sorted(wanted):
-      if c not in node.children:
-        node.children[c] = self._add_node(children[c], node.index)
-        added += 1
+    new = [c for c in sorted(wanted) if c not in node.children]
+    indices = self._add_children([children[c] for c in new], node.index)
+    node.children.update(zip(new, indices))
+    added = len(new)
     if not node.expanded:
       node.expanded = True
       del self._leaf_set[node.index]

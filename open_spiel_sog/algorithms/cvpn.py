@@ -222,7 +222,7 @@ class Encoder:
   into its slots (`SlotTable`). Per-public-state parts are cached.
   """
 
-  MAX_SHARED = 100_000  # exact public states' parts kept by content
+  MAX_SHARED = 20_000  # exact public states' parts kept by content
 
   def __init__(self, observer: PublicStateObserver):
     self.observer = observer

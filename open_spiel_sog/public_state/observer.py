@@ -227,7 +227,7 @@ FAVOURED_SHARE = 0.5
 
 # Exact expansions are kept process-wide, up to this many child histories in
 # all (see `ExpansionCache`).
-EXPANSION_CACHE_HISTORIES = 50_000
+EXPANSION_CACHE_HISTORIES = 20_000
 
 
 class _Expansion(NamedTuple):

@@ -36,9 +36,9 @@ import numpy as np
 import pyspiel
 
 from open_spiel_sog.algorithms import value_functions
+from open_spiel_sog.public_state import observer as observer_lib
 from open_spiel_sog.public_state.features import PublicFeatures
 from open_spiel_sog.public_state.features import SlotTable
-from open_spiel_sog.public_state import observer as observer_lib
 from open_spiel_sog.public_state.features import public_action_mask
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
@@ -195,23 +195,20 @@ class Batch:
     return cls(*(arrays[f] for f in cls.FIELDS))
 
 
-class _Packed(NamedTuple):
-  """What `CVPNValueFunction` packs per public state."""
+class _Static(NamedTuple):
+  """What the encoder keeps per public state (in the order
+  `CVPNValueFunction` unpacks it)."""
   head: np.ndarray  # [features + 3] float32: features, then who acts
   rows0: np.ndarray  # player 0's infostates' rows
   rows1: np.ndarray  # player 1's
   chance: float  # the public state's total chance reach
   acting: tuple[np.ndarray, np.ndarray] | None  # (rows of the actor, legal)
-
-
-class _Static(NamedTuple):
-  """What the encoder keeps per public state."""
-  head: np.ndarray  # [features + 3] float32: features, then who acts
-  rows: tuple[np.ndarray, np.ndarray]  # each player's infostates' rows
   legal: np.ndarray | None  # [n_q, A] the acting player's legal actions
-  chance: float  # the public state's total chance reach
-  acting: tuple[np.ndarray, np.ndarray] | None  # (rows of the actor, legal)
-  packed: _Packed
+
+  @property
+  def rows(self) -> tuple[np.ndarray, np.ndarray]:
+    """Each player's infostates' rows."""
+    return self.rows0, self.rows1
 
 
 class Encoder:
@@ -267,10 +264,15 @@ class Encoder:
       for i in ids:
         per_observer.pop(i, None)
 
-  def _static(self, ps: PublicState) -> _Static:
-    per_observer = self._cache.get(ps.observer)
+  def _per_observer(self, observer) -> dict:
+    """The parts kept for `observer`'s public states, by id."""
+    per_observer = self._cache.get(observer)
     if per_observer is None:
-      per_observer = self._cache[ps.observer] = {}
+      per_observer = self._cache[observer] = {}
+    return per_observer
+
+  def _static(self, ps: PublicState) -> _Static:
+    per_observer = self._per_observer(ps.observer)
     cached = per_observer.get(ps.id)
     if cached is None:
       content = ps.content_key
@@ -302,22 +304,19 @@ class Encoder:
         legal[j, ps.legal_actions(j)] = 1.0
     chance = float(ps.chance_reach.sum())
     acting = None if legal is None else (rows[ps.current_player()], legal)
-    return _Static(head, rows, legal, chance, acting,
-                   _Packed(head, rows[0], rows[1], chance, acting))
+    return _Static(head, rows[0], rows[1], chance, acting, legal)
 
-  def statics(self, public_states: Sequence[PublicState]) -> list[_Packed]:
-    """The packed parts of each of `public_states` (`_static`, with the
-    lookups of one observer's public states done once)."""
+  def statics(self, public_states: Sequence[PublicState]) -> list[_Static]:
+    """`_static` of each of `public_states`, with the lookup of one
+    observer's parts done once."""
     out = []
     observer = per_observer = None
     for ps in public_states:
       if ps.observer is not observer:
         observer = ps.observer
-        per_observer = self._cache.get(observer)
-        if per_observer is None:
-          per_observer = self._cache[observer] = {}
+        per_observer = self._per_observer(observer)
       cached = per_observer.get(ps.id)
-      out.append((cached if cached is not None else self._static(ps)).packed)
+      out.append(cached if cached is not None else self._static(ps))
     return out
 
   def rows(self, ps: PublicState) -> tuple[np.ndarray, np.ndarray]:
@@ -990,8 +989,8 @@ class CVPNValueFunction(value_functions.ValueFunction):
     num = len(packed)
     sizes = packed.sizes
     parts = enc.statics(packed.public_states)
-    heads, rows0, rows1, chance, legal_rows = (
-        zip(*parts) if num else ((), (), (), (), ()))
+    heads, rows0, rows1, chance, legal_rows, _ = (
+        zip(*parts) if num else ((),) * 6)
     entry_query = tuple(np.repeat(np.arange(num), sizes[p]) for p in range(2))
     row_index = tuple(np.concatenate(rows) if num else np.zeros(0, np.int64)
                       for rows in (rows0, rows1))

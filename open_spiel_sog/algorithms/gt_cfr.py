@@ -429,7 +429,7 @@ class SearchTree:
     self.leaves_added: list[int] = []
     self.leaves_expanded: list[int] = []
     self._terminals = None
-    self._add_node(root, -1)
+    self._add_root(root)
 
   # --- Structure -------------------------------------------------------------
 
@@ -440,11 +440,8 @@ class SearchTree:
     i = self.node_of.get(ps.id)
     return None if i is None else self.nodes[i]
 
-  def _add_node(self, ps: PublicState, parent: int) -> int:
-    """Adds `ps` as a child of node `parent` (-1: the root); returns its
-    node index."""
-    if parent >= 0:
-      return self._add_children([ps], parent)[0]
+  def _add_root(self, ps: PublicState) -> None:
+    """Adds `ps` as the tree's root (node 0)."""
     node = _Node(ps, 0, -1, 0, self.latest_priors)
     self.nodes.append(node)
     self.node_of[ps.id] = 0
@@ -462,7 +459,6 @@ class SearchTree:
       side.e_pslot.fill(-1, n)
       side.e_depth.fill(0, n)
     self._added([node])
-    return 0
 
   def _add_children(self, pss: Sequence[PublicState], parent: int
                     ) -> list[int]:
@@ -620,7 +616,7 @@ class SearchTree:
       return 0
     c = t[0]
     children = node.ps.child_sequence()
-    node.children[c] = self._add_node(children[c], node.index)
+    (node.children[c],) = self._add_children([children[c]], node.index)
     if len(node.children) == len(children):
       self._update_active(node, full=True)
     else:

@@ -240,8 +240,8 @@ class _Expansion(NamedTuple):
   parent_action: np.ndarray  # [C]
   keys: list  # [2][C] infostate keys
   groups: list  # [(label, [C'] member indices)] in the order built
-  # label -> (infostates, history_infostate, legal actions) of the group's
-  # public state when built whole (filled as they are built).
+  # label -> `PublicState.derived` of the group's public state when built
+  # whole (filled as they are built).
   derived: dict
 
 
@@ -1279,7 +1279,7 @@ class PublicStateObserver:
       groups.setdefault(label, []).append(k)
     if force is not None:
       forced = int(np.searchsorted(chosen, forced))  # chosen is sorted
-    return (children, np.asarray(chosen_r.tolist()),
+    return (children, np.asarray(chosen_r, dtype=np.float64),
             np.asarray(parent_history), np.asarray(parent_action), keys,
             list(groups.items()), forced, presampled)
 

@@ -778,7 +778,12 @@ def load_checkpoint(path: str, game: pyspiel.Game | str,
     raise CheckpointError(
         f"checkpoint {path!r} was trained for {meta['game']}, not {game}")
   if encoder is None:
-    encoder = Encoder(PublicStateObserver(game))
+    observer = PublicStateObserver(game)
+    encoder = Encoder(observer)
+    # The slots were read off the whole public tree (8,193 public states in
+    # liars_dice): the network's own observer keeps only the root, or a
+    # network shared for the process's life would keep the tree with it.
+    observer.restart()
   if meta["spec"] != encoder.spec():
     raise CheckpointError(f"checkpoint {path!r} expects inputs/outputs "
                           f"{meta['spec']}, {game} has {encoder.spec()}")

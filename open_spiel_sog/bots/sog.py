@@ -250,6 +250,7 @@ class SoGBot(pyspiel.Bot):
     self._search_game = search_game(game)
     self._player = player
     self._rng = np.random.default_rng(config.seed)
+    self._garbage = _GarbageCollection(config.time_limit)
     self._build(config.infostates)
 
   def _build(self, infostates: str) -> None:
@@ -280,9 +281,7 @@ class SoGBot(pyspiel.Bot):
     infostate strings turn out to forget (a decision infostate lies in two
     public states) and the keys were chosen automatically, the bot switches
     to action-observation histories (once, with a notice) and searches
-    again. Under a deadline, Python's cyclic garbage is collected first
-    (see `_collect_garbage`)."""
-    _collect_garbage(deadline is not None)
+    again."""
     try:
       return self._locate_and_search(state, player, deadline)
     except InfostateSplit as e:
@@ -393,7 +392,9 @@ class SoGBot(pyspiel.Bot):
       # (In perfect-information games every search starts afresh at its
       # state: a search at the opponent's decision would feed nothing.)
       return
-    self._search(state, player_id, self._deadline())
+    deadline = self._deadline()
+    self._garbage.before_search()
+    self._search(state, player_id, deadline)
 
   def inform_actions(self, state, actions):
     del state, actions  # the next step replays the history
@@ -449,6 +450,7 @@ class SoGBot(pyspiel.Bot):
       raise ValueError(f"sog: step called for player {self._player} at a "
                        f"state where player {state.current_player()} acts")
     deadline = self._deadline()
+    self._garbage.before_search()
     if self._simultaneous and self._player == 1 and (
         self.config.search_opponent_nodes):
       self._search(state, 0, self._deadline(0.5))
@@ -477,16 +479,41 @@ def threshold_policy(policy: dict[int, float], threshold: float
   return {a: p / total for a, p in kept.items()}
 
 
-def _collect_garbage(timed: bool) -> None:
-  """Before a time-limited search, collects Python's cyclic garbage (the
-  public states pruned since the last search, with their states), inside
-  the decision's time. Left to the automatic collector, it piles up over
+class _GarbageCollection:
+  """Python's cyclic garbage (the public states pruned since the last
+  search, with their states), collected inside each time-limited decision
+  before its searches. Left to the automatic collector, it piles up over
   decisions and is freed all at once whenever a collection falls, inside
   some later search (gin_rummy: collections of 1.2-1.4 s freeing 23,000-
   33,000 objects, time-limited decisions of 2.4 s at time_limit=1);
-  collected at every search, it takes tens of milliseconds."""
-  if timed and gc.isenabled():
+  collected at every decision, it takes tens of milliseconds.
+
+  A full collection walks the whole process's heap, not only what the bot
+  left: in a large heap (a test suite's, a notebook's) it can take longer
+  than the limit itself. So a collection is timed when the bot is built and
+  at each decision, and once one takes more than `SHARE` of the limit the
+  bot leaves collection to Python's collector (with a notice), whose full
+  collections become rare as the heap grows."""
+
+  SHARE = 0.25
+
+  def __init__(self, time_limit: float):
+    self._limit = time_limit
+    self.seconds = 0.0  # the latest full collection's
+    self.enabled = bool(time_limit)
+    self.before_search()
+
+  def before_search(self) -> None:
+    if not self.enabled or not gc.isenabled():
+      return
+    start = time.monotonic()
     gc.collect()
+    self.seconds = time.monotonic() - start
+    if self.seconds > self.SHARE * self._limit:
+      self.enabled = False
+      print(f"sog: a full garbage collection took {self.seconds:.2f} s, more "
+            f"than {self.SHARE:g} of time_limit={self._limit:g}; leaving "
+            "collection to Python's collector", file=sys.stderr)
 
 
 def _factory(game: pyspiel.Game, player: int, params: dict) -> pyspiel.Bot:

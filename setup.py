@@ -81,7 +81,7 @@ setuptools.setup(
         "optax",
     ],
     extras_require={
-        "test": ["pytest"],
+        "test": ["pytest", "pytest-xdist"],
         "progress": ["tqdm"],
         "plot": ["matplotlib"],
         "tensorboard": ["tensorflow", "tensorboard"],

@@ -428,7 +428,10 @@ class SearchTree:
     self.node_entries = (_Grow(), _Grow())
     self.leaves_added: list[int] = []
     self.leaves_expanded: list[int] = []
-    self._terminals = None
+    # (e0, e1, w) grown from t_e0, t_e1, t_w, and how many of their
+    # arrays they hold (see terminal_arrays).
+    self._terminals = (_Grow(), _Grow(), _Grow(np.float64))
+    self._terminals_taken = 0
     self._add_root(root)
 
   # --- Structure -------------------------------------------------------------
@@ -737,12 +740,13 @@ class SearchTree:
   def terminal_arrays(self):
     """(entry of player 0 [K], entry of player 1 [K], chance_reach * u0 [K])
     over the terminal histories of the tree."""
-    if self._terminals is None or self._terminals[3] != len(self.t_w):
-      cat = lambda xs, dt: (np.concatenate(xs).astype(dt) if xs else
-                            np.zeros(0, dtype=dt))
-      self._terminals = (cat(self.t_e0, np.int64), cat(self.t_e1, np.int64),
-                         cat(self.t_w, np.float64), len(self.t_w))
-    return self._terminals[:3]
+    e0, e1, w = self._terminals
+    for k in range(self._terminals_taken, len(self.t_w)):
+      e0.extend(self.t_e0[k])
+      e1.extend(self.t_e1[k])
+      w.extend(self.t_w[k])
+    self._terminals_taken = len(self.t_w)
+    return e0.view(), e1.view(), w.view()
 
 
 def _regret_matching(regrets: np.ndarray, active: np.ndarray) -> np.ndarray:
@@ -984,6 +988,7 @@ class GTCFR:
     self._entry_value_sum = [np.zeros(0), np.zeros(0)]
     self._entry_value_weight = [np.zeros(0), np.zeros(0)]
     self._leaf_entry_cache: dict = {}
+    self._terminal_seqs = None  # (compiled, s0, s1, w): see _terminal_values
     self._uid = next(_SEARCH_IDS)
     self.config.validate()
     self.value_fn = value_fn
@@ -1247,9 +1252,13 @@ class GTCFR:
     return cached
 
   def _terminal_values(self, compiled, reaches, p: int) -> np.ndarray:
-    e0, e1, w = self.tree.terminal_arrays()
-    s0 = compiled[0].e_seq[e0]
-    s1 = compiled[1].e_seq[e1]
+    # The terminals' sequences change only when the tree grows.
+    cached = self._terminal_seqs
+    if cached is None or cached[0] is not compiled:
+      e0, e1, w = self.tree.terminal_arrays()
+      cached = self._terminal_seqs = (compiled, compiled[0].e_seq[e0],
+                                      compiled[1].e_seq[e1], w)
+    _, s0, s1, w = cached
     if p == 0:
       return np.bincount(s0, weights=w * reaches[1][s1],
                          minlength=compiled[0].num_seq)

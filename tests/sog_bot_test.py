@@ -284,24 +284,33 @@ def _timed_decisions(game_string: str, limit: float) -> list[float]:
   return took
 
 
+class _Cycle:
+  pass
+
+
+def _cyclic_garbage() -> weakref.ref:
+  """A weak reference to one of two objects that refer to each other (and
+  to nothing else): only a collection frees them."""
+  a, b = _Cycle(), _Cycle()
+  a.other, b.other = b, a
+  return weakref.ref(a)
+
+
+def _kuhn_after_the_deal():
+  game = pyspiel.load_game("kuhn_poker")
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  return game, state
+
+
 def test_timed_searches_collect_cyclic_garbage_first():
   """A time-limited decision frees the cyclic garbage made before it (so
   the automatic collector never frees a pile of it inside a later search:
   gin_rummy's decisions took 2.4 s at time_limit=1); an untimed one leaves
   it to Python; a collector the user turned off stays off."""
-  game = pyspiel.load_game("kuhn_poker")
-  state = game.new_initial_state()
-  state.apply_action(0)
-  state.apply_action(1)
-
-  class Cycle:
-    pass
-
-  def garbage():
-    a, b = Cycle(), Cycle()
-    a.other, b.other = b, a
-    return weakref.ref(a)
-
+  game, state = _kuhn_after_the_deal()
+  garbage = _cyclic_garbage
   thresholds = gc.get_threshold()
   gc.set_threshold(10**9)  # no automatic collection in between
   try:
@@ -324,14 +333,7 @@ def test_timed_searches_leave_a_large_heap_to_python(capsys):
   """Where a full collection takes more than a quarter of the limit (a
   heap of 2 million containers here), the bot stops collecting before its
   searches, says so, and leaves the garbage to Python's collector."""
-  game = pyspiel.load_game("kuhn_poker")
-  state = game.new_initial_state()
-  state.apply_action(0)
-  state.apply_action(1)
-
-  class Cycle:
-    pass
-
+  game, state = _kuhn_after_the_deal()
   heap = [[i] for i in range(2_000_000)]
   thresholds = gc.get_threshold()
   gc.set_threshold(10**9)
@@ -342,10 +344,7 @@ def test_timed_searches_leave_a_large_heap_to_python(capsys):
     bot = pyspiel.load_bot("sog", game, 0, {
         "simulations": 3, "time_limit": 0.02, "value_function": "rollout"})
     assert "leaving collection to Python's collector" in capsys.readouterr().err
-    a, b = Cycle(), Cycle()
-    a.other, b.other = b, a
-    ref = weakref.ref(a)
-    del a, b
+    ref = _cyclic_garbage()
     bot.step(state)
     assert ref() is not None
     gc.collect()

@@ -740,13 +740,18 @@ class SearchTree:
   def terminal_arrays(self):
     """(entry of player 0 [K], entry of player 1 [K], chance_reach * u0 [K])
     over the terminal histories of the tree."""
-    e0, e1, w = self._terminals
-    for k in range(self._terminals_taken, len(self.t_w)):
-      e0.extend(self.t_e0[k])
-      e1.extend(self.t_e1[k])
-      w.extend(self.t_w[k])
-    self._terminals_taken = len(self.t_w)
-    return e0.view(), e1.view(), w.view()
+    self._terminals_taken = self.take_terminals(self._terminals,
+                                                self._terminals_taken)
+    return tuple(g.view() for g in self._terminals)
+
+  def take_terminals(self, grown: tuple[_Grow, _Grow, _Grow], taken: int
+                     ) -> int:
+    """Appends the terminal arrays after the first `taken` (t_e0, t_e1, t_w
+    in turn) to `grown`; returns how many are taken now."""
+    for g, chunks in zip(grown, (self.t_e0, self.t_e1, self.t_w)):
+      for chunk in chunks[taken:]:
+        g.extend(chunk)
+    return len(self.t_w)
 
 
 def _regret_matching(regrets: np.ndarray, active: np.ndarray) -> np.ndarray:
@@ -1148,11 +1153,8 @@ class GTCFR:
     layout changes)."""
     tree = self.tree
     e0, e1, w = self._together
-    for k in range(self._together_terminals, len(tree.t_w)):
-      e0.extend(tree.t_e0[k])
-      e1.extend(tree.t_e1[k])
-      w.extend(tree.t_w[k])
-    self._together_terminals = len(tree.t_w)
+    self._together_terminals = tree.take_terminals(self._together,
+                                                   self._together_terminals)
     n = w.n
     s0, s1 = self._together_seqs
     layout = (compiled[0].width, compiled[0].num_root, compiled[1].width,

@@ -72,6 +72,36 @@ def test_bot_plays_through_evaluate_bots_against_random():
     assert sum(r) == pytest.approx(0.0)
 
 
+def test_a_processs_caches_keep_the_latest_games_together():
+  """The shared observers, blueprints and resolvers are kept per game for
+  the latest MAX_CACHED_GAMES games; a game dropped from them gets a new
+  observer and a resolver built on it, and a bot made before keeps
+  playing."""
+  kuhn = pyspiel.load_game("kuhn_poker")
+  bot = pyspiel.load_bot("dls", kuhn, 0, {"iterations": 50})
+  state = kuhn.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  before = bot.get_policy(state)
+  first = dls.observer_for(kuhn)
+  others = ["leduc_poker", "liars_dice", "tic_tac_toe",
+            "liars_dice(dice_sides=4,numdice=1)"]
+  assert len(others) == dls.MAX_CACHED_GAMES
+  for name in others:
+    dls.observer_for(pyspiel.load_game(name))
+  assert len(dls._GAMES) == dls.MAX_CACHED_GAMES  # pylint: disable=protected-access
+  assert str(kuhn) not in dls._GAMES  # pylint: disable=protected-access
+  config = dls.DLSBotConfig.from_params({"iterations": 50})
+  resolver = dls.resolver_for(kuhn, 0, config)
+  assert dls.observer_for(kuhn) is not first
+  assert resolver.root_solver.root.observer is dls.observer_for(kuhn)
+  assert bot.get_policy(state) == before
+  # A new bot takes the new resolver, which solves as the old one did.
+  after = pyspiel.load_bot("dls", kuhn, 0, {"iterations": 50}).get_policy(
+      state)
+  assert dict(after) == pytest.approx(dict(before), abs=1e-12)
+
+
 @pytest.mark.parametrize("game,params,message", [
     ("leduc_poker", {"strategy": "bias"}, "unknown parameter"),
     ("leduc_poker", {"frontier": "rounds"}, "unknown frontier 'rounds'"),

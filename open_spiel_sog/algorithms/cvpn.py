@@ -619,10 +619,16 @@ class CVPN:
   def _mlp(x: np.ndarray, layers) -> np.ndarray:
     """hk.nets.MLP with activate_final=True (ReLU after every layer but
     the output layer, which is the last of `layers`)."""
+    # In place after each product (the same arithmetic, two fewer
+    # temporaries per layer: GT-CFR makes ~200 calls of ~40 rows a search).
     for w, b in layers[:-1]:
-      x = np.maximum(x @ w + b, 0.0)
+      x = x @ w
+      x += b
+      np.maximum(x, 0.0, out=x)
     w, b = layers[-1]
-    return x @ w + b
+    x = x @ w
+    x += b
+    return x
 
   def predict_values(self, inputs: np.ndarray) -> np.ndarray:
     """The value head [B, P] (utility-scale units) of `inputs` [B, I]."""

@@ -19,6 +19,7 @@ frontier, depth, strategies, k, bias_factor, iterations, seed.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from typing import Any, Mapping
 
@@ -81,45 +82,68 @@ class DLSBotConfig:
       raise ValueError(f"dls: {e}") from None
 
 
-# Per process: {game key: observer}, {(game key, iterations): blueprint},
-# {(game key, player, config): resolver}.
-_OBSERVERS: dict = {}
-_BLUEPRINTS: dict = {}
-_RESOLVERS: dict = {}
+class _GameCaches:
+  """What the dls bots of one game share in a process: one observer (every
+  resolver's public states are its), the blueprints by iteration count and
+  the resolvers by (player, config), each built on first use."""
+
+  def __init__(self, game: pyspiel.Game):
+    self.observer = PublicStateObserver(game)
+    self.blueprints: dict[int, Any] = {}
+    self.resolvers: dict[tuple, dl.DepthLimitedResolver] = {}
+
+
+# Per process, the games used most recently, least recent first: a game's
+# caches go together (a resolver built on an observer that was dropped would
+# not know the public states of the one that replaced it), and a bot keeps
+# what it took from them. The bound keeps a process that plays many games (a
+# tournament, the test suite) from holding every game's public tree.
+_GAMES: collections.OrderedDict = collections.OrderedDict()
+MAX_CACHED_GAMES = 4
 
 
 def _game_key(game: pyspiel.Game):
   name = str(game)
-  # (EFG games all print as "efg_game()": the object tells them apart.)
+  # (EFG games all print as "efg_game()": the object tells them apart; the
+  # observer holds the game, so its id is not reused while the entry lives.)
   return (name, id(game)) if name.startswith("efg_game") else name
 
 
-def observer_for(game: pyspiel.Game) -> PublicStateObserver:
+def _caches_for(game: pyspiel.Game) -> _GameCaches:
   key = _game_key(game)
-  if key not in _OBSERVERS:
-    _OBSERVERS[key] = PublicStateObserver(game)
-  return _OBSERVERS[key]
+  caches = _GAMES.get(key)
+  if caches is None:
+    caches = _GAMES[key] = _GameCaches(game)
+    while len(_GAMES) > MAX_CACHED_GAMES:
+      _GAMES.popitem(last=False)
+  else:
+    _GAMES.move_to_end(key)
+  return caches
+
+
+def observer_for(game: pyspiel.Game) -> PublicStateObserver:
+  return _caches_for(game).observer
 
 
 def blueprint_for(game: pyspiel.Game, iterations: int):
-  key = (_game_key(game), iterations)
-  if key not in _BLUEPRINTS:
-    _BLUEPRINTS[key] = dl.compute_blueprint(game, iterations)
-  return _BLUEPRINTS[key]
+  blueprints = _caches_for(game).blueprints
+  if iterations not in blueprints:
+    blueprints[iterations] = dl.compute_blueprint(game, iterations)
+  return blueprints[iterations]
 
 
 def resolver_for(game: pyspiel.Game, player: int,
                  config: DLSBotConfig) -> dl.DepthLimitedResolver:
   """The cached engine of `player` (its root subgame solved on first use)."""
-  key = (_game_key(game), player,
-         dataclasses.replace(config, seed=0))
-  if key not in _RESOLVERS:
+  caches = _caches_for(game)
+  key = (player, dataclasses.replace(config, seed=0))
+  if key not in caches.resolvers:
     solver = dl.DepthLimitedSolver(
         game, player, blueprint_for(game, config.blueprint_iterations),
-        config.solver_config(), root=observer_for(game).root())
+        config.solver_config(), root=caches.observer.root())
     solver.build_strategies()
-    _RESOLVERS[key] = dl.DepthLimitedResolver(solver)
-  return _RESOLVERS[key]
+    caches.resolvers[key] = dl.DepthLimitedResolver(solver)
+  return caches.resolvers[key]
 
 
 class DLSBot(pyspiel.Bot):

@@ -35,8 +35,11 @@ run: install
 # Two pytest workers (pytest-xdist), each taking whole test files: the suite
 # took 16 min 15 s in one process and 8 min 50 s in two on the 2-core machine
 # (2026-11-25). Module fixtures are built once, in the worker that runs the file.
+# Tests marked `alone` time decisions against the wall clock: they run after
+# the others, in one process, so that no other worker shares the cores.
 test: install
-	$(PY) -m pytest -q -n 2 --dist loadfile tests
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not ray and not tensorboard and not alone" tests
+	$(PY) -m pytest -q -m alone tests
 
 # The ray backend's tests (marked `ray`, deselected by `make test`); installs
 # the optional ray extra (ray, pinned in constraints.txt) first.

@@ -235,6 +235,7 @@ def test_bad_parameter_values_are_rejected():
     # would not fit are skipped.
     ("yacht", 1.0),
 ])
+@pytest.mark.alone
 def test_time_limit_is_honoured_and_used(game_string, limit):
   """With a simulation cap out of reach, each decision stops by time: no
   later than the limit plus 20% (and a little for a loaded machine), and
@@ -529,6 +530,7 @@ def _leduc_round_one_state(game):
   return state
 
 
+@pytest.mark.alone
 def test_load_bot_reads_a_checkpoint_once_and_shares_no_search_state(
     monkeypatch, tmp_path):
   import shutil  # pylint: disable=g-import-not-at-top

@@ -203,12 +203,17 @@ class _Static(NamedTuple):
   rows1: np.ndarray  # player 1's
   chance: float  # the public state's total chance reach
   acting: tuple[np.ndarray, np.ndarray] | None  # (rows of the actor, legal)
-  legal: np.ndarray | None  # [n_q, A] the acting player's legal actions
 
   @property
   def rows(self) -> tuple[np.ndarray, np.ndarray]:
     """Each player's infostates' rows."""
     return self.rows0, self.rows1
+
+  @property
+  def legal(self) -> np.ndarray | None:
+    """[n_q, A] the acting player's legal actions (None at chance and
+    terminal public states)."""
+    return None if self.acting is None else self.acting[1]
 
 
 class Encoder:
@@ -304,7 +309,7 @@ class Encoder:
         legal[j, ps.legal_actions(j)] = 1.0
     chance = float(ps.chance_reach.sum())
     acting = None if legal is None else (rows[ps.current_player()], legal)
-    return _Static(head, rows[0], rows[1], chance, acting, legal)
+    return _Static(head, rows[0], rows[1], chance, acting)
 
   def statics(self, public_states: Sequence[PublicState]) -> list[_Static]:
     """`_static` of each of `public_states`, with the lookup of one
@@ -1000,8 +1005,8 @@ class CVPNValueFunction(value_functions.ValueFunction):
     num = len(packed)
     sizes = packed.sizes
     parts = enc.statics(packed.public_states)
-    heads, rows0, rows1, chance, legal_rows, _ = (
-        zip(*parts) if num else ((),) * 6)
+    heads, rows0, rows1, chance, legal_rows = (
+        zip(*parts) if num else ((),) * 5)
     entry_query = tuple(np.repeat(np.arange(num), sizes[p]) for p in range(2))
     row_index = tuple(np.concatenate(rows) if num else np.zeros(0, np.int64)
                       for rows in (rows0, rows1))

@@ -993,7 +993,7 @@ class GTCFR:
     self._entry_value_sum = [np.zeros(0), np.zeros(0)]
     self._entry_value_weight = [np.zeros(0), np.zeros(0)]
     self._leaf_entry_cache: dict = {}
-    self._terminal_seqs = None  # (compiled, s0, s1, w): see _terminal_values
+    self._terminal_seqs = None  # see _terminal_sequences
     self._uid = next(_SEARCH_IDS)
     self.config.validate()
     self.value_fn = value_fn
@@ -1253,14 +1253,20 @@ class GTCFR:
       self._leaf_entry_cache[key] = cached
     return cached
 
-  def _terminal_values(self, compiled, reaches, p: int) -> np.ndarray:
-    # The terminals' sequences change only when the tree grows.
+  def _terminal_sequences(self, compiled):
+    """(e0, e1, w) of `SearchTree.terminal_arrays` with each terminal's
+    sequence of player 0 and of player 1 under `compiled`, gathered once per
+    compilation (they change only when the tree grows)."""
     cached = self._terminal_seqs
     if cached is None or cached[0] is not compiled:
       e0, e1, w = self.tree.terminal_arrays()
-      cached = self._terminal_seqs = (compiled, compiled[0].e_seq[e0],
-                                      compiled[1].e_seq[e1], w)
-    _, s0, s1, w = cached
+      cached = self._terminal_seqs = (compiled, e0, e1, w,
+                                      compiled[0].e_seq[e0],
+                                      compiled[1].e_seq[e1])
+    return cached[1:]
+
+  def _terminal_values(self, compiled, reaches, p: int) -> np.ndarray:
+    _, _, w, s0, s1 = self._terminal_sequences(compiled)
     if p == 0:
       return np.bincount(s0, weights=w * reaches[1][s1],
                          minlength=compiled[0].num_seq)
@@ -1667,12 +1673,12 @@ class GTCFR:
     the leaves' values per entry (a pass over public-state depth)."""
     c = compiled[p]
     values = leaf.copy()
-    e0, e1, w = self.tree.terminal_arrays()
+    e0, e1, w, s0, s1 = self._terminal_sequences(compiled)
     if p == 0:
-      values += np.bincount(e0, weights=w * reaches[1][compiled[1].e_seq[e1]],
+      values += np.bincount(e0, weights=w * reaches[1][s1],
                             minlength=c.num_entries)
     else:
-      values += np.bincount(e1, weights=-w * reaches[0][compiled[0].e_seq[e0]],
+      values += np.bincount(e1, weights=-w * reaches[0][s0],
                             minlength=c.num_entries)
     _propagate_entry_values(c, policy, values)
     return values

@@ -256,6 +256,108 @@ def test_a_network_search_without_leaves_takes_the_fused_update(
       assert abs(a[action] - b[action]) < 1e-9
 
 
+def _network_search(game: pyspiel.Game, value_fn, native_update: bool,
+                    monkeypatch, **kwargs) -> gt_cfr.SearchResult:
+  """A search from the game's first decision with `value_fn` (a network),
+  its updates through the C++ network update or, with `native_update`
+  False, through the passes called one by one (C++ where they have one)."""
+  if not native_update:
+    monkeypatch.setattr(gt_cfr.GTCFR, "_network_plan",
+                        lambda self, compiled: None)
+  root = PublicStateObserver(game).root()
+  while root.is_chance_node():
+    root = root.children()[0]
+  search = gt_cfr.GTCFR(root, value_fn, rng=np.random.default_rng(7),
+                        **kwargs)
+  result = search.run()
+  monkeypatch.undo()
+  return search, result
+
+
+@pytest.mark.parametrize("game_string,value_players", [
+    ("leduc_poker", (0, 1)), ("leduc_poker", (0,)),
+    ("liars_dice(numdice=1,dice_sides=5)", (0, 1))])
+def test_the_network_update_matches_the_passes_to_the_bit(
+    game_string, value_players, kernels, monkeypatch):
+  """GT-CFR's update with a network (`cfr_leaf_inputs`, the network call,
+  `cfr_network_update`) gives the numbers of the passes called one by one:
+  the same tree, queries, policies, root values and averaged entry values,
+  bit for bit, with the shipped network on 80 simulations."""
+  del kernels
+  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game(game_string)
+  net = cvpn.shared_network(cvpn.shipped_checkpoint(game), game)
+  updates = []
+  network_update = gt_cfr.GTCFR._network_update  # pylint: disable=protected-access
+
+  def counted(self, *args):
+    updates.append(1)
+    return network_update(self, *args)
+
+  out = []
+  for native_update in (True, False):
+    monkeypatch.setattr(gt_cfr.GTCFR, "_network_update", counted)
+    out.append(_network_search(
+        game, cvpn.CVPNValueFunction(net), native_update, monkeypatch,
+        config=gt_cfr.GTCFRConfig(simulations=80, averaging_power=2),
+        value_players=value_players))
+    if native_update:
+      # Every update of the first search had leaves to value.
+      assert len(updates) == 2 * out[0][0].updates, len(updates)
+  assert len(updates) == 2 * out[0][0].updates  # none in the second
+  (fused, a), (passes, b) = out
+  assert len(fused.tree.nodes) == len(passes.tree.nodes)
+  assert len(a.queries) == len(b.queries) > 100
+  for i in range(0, len(a.queries), 97):
+    for p in range(2):
+      np.testing.assert_array_equal(a.queries[i].ranges[p],
+                                    b.queries[i].ranges[p])
+  for p in range(2):
+    np.testing.assert_array_equal(a.root_values[p], b.root_values[p])
+    np.testing.assert_array_equal(fused.tree.sides[p].regrets,
+                                  passes.tree.sides[p].regrets)
+    np.testing.assert_array_equal(fused.tree.sides[p].avg,
+                                  passes.tree.sides[p].avg)
+    np.testing.assert_array_equal(
+        fused._entry_value_sum[p], passes._entry_value_sum[p])  # pylint: disable=protected-access
+  # Entry values are averaged for the value players only.
+  assert (len(fused._entry_value_sum[1]) > 0) == (1 in value_players)  # pylint: disable=protected-access
+  for node in fused.tree.nodes:
+    if node.rows is not None:
+      assert a.policy(node.ps) == b.policy(passes.tree.nodes[node.index].ps)
+
+
+def test_bad_network_updates_are_refused_with_a_reason(kernels):
+  """Leaf sequences or entries outside the tree are refused by name."""
+  heads = np.zeros((1, 2), dtype=np.float32)
+  eq, col, sizes = (np.zeros(1, np.int64), np.asarray([2]),
+                    np.ones(1, np.int64))
+  parent, policy = np.zeros(0, np.int64), np.zeros((0, 1))
+  root = np.ones(1)
+  with pytest.raises(ValueError, match="leaf entry 0 names a missing seq"):
+    kernels.cfr_leaf_inputs(parent, policy, root, 1, parent, policy, root, 1,
+                            np.asarray([1]), np.asarray([0]), heads, eq, eq,
+                            col, col, sizes, sizes, np.ones(1), 3)
+  empty = np.zeros(0, np.int64)
+  values = np.zeros((1, 1), dtype=np.float32)
+  args = dict(
+      values=values, entry_query=eq, value_rows=np.zeros(1, np.int64),
+      unit=1.0, scale=np.ones(1), leaf_entries=np.asarray([3]),
+      leaf_seqs=np.zeros(1, np.int64), own_entries=empty, own_seqs=empty,
+      opp_seqs=empty, weights=np.zeros(0), sign=1.0, own_reach=root,
+      opp_reach=root, r_parent_seq=parent, policy=policy,
+      regrets=np.zeros((0, 1)), avg=np.zeros((0, 1)),
+      active=np.zeros((0, 1), bool), num_root=1, width=1, num_entries=1,
+      propagate=True, entry_row=-np.ones(1, np.int64),
+      e_prow=-np.ones(1, np.int64), e_pslot=-np.ones(1, np.int64),
+      e_parent=-np.ones(1, np.int64), entry_sum=np.zeros(1),
+      entry_weight=np.zeros(1), avg_weight=1.0)
+  with pytest.raises(ValueError, match="leaf entry 0 names a missing entry"):
+    kernels.cfr_network_update(**args)
+  with pytest.raises(ValueError, match="leaf entry 0 names a missing seq"):
+    kernels.cfr_network_update(**dict(args, leaf_seqs=np.asarray([5])))
+
+
 def test_bad_layouts_are_refused_with_a_reason(kernels):
   """A row whose parent sequence is not an earlier row's, and arrays that
   are too small, get a ValueError naming the problem."""

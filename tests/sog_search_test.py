@@ -525,27 +525,36 @@ def test_a_search_computes_only_the_priors_it_reads():
   net.init(5)
   value_fn = cvpn.CVPNValueFunction(net)
   made = []
-  evaluate = value_fn.evaluate_packed
+  calls = []
+  network_values = value_fn.network_values
 
-  def counting(packed):
-    values, priors = evaluate(packed)
+  def counting(layout, inputs):
+    # GT-CFR values a network's leaves through `network_values` (one call
+    # per update, each logged as one packed query in order).
+    values, priors = network_values(layout, inputs)
     compute = priors._compute  # pylint: disable=protected-access
+    call = len(calls)
+    calls.append(priors)
 
     def counted(k):
-      made.append((packed, priors, k))
+      made.append((call, priors, k))
       return compute(k)
 
     priors._compute = counted  # pylint: disable=protected-access
     return values, priors
 
-  value_fn.evaluate_packed = counting
+  value_fn.network_values = counting
   result = gt_cfr.search(observer.root(), value_fn,
                          gt_cfr.GTCFRConfig(simulations=30),
                          rng=np.random.default_rng(0))
   leaves_valued = len(result.queries)  # one query per leaf per call
+  packs = result.queries._packs  # pylint: disable=protected-access
+  # (The last call values the leaves under the average profile, unlogged.)
+  assert len(packs) == len(calls) - 1
   assert 0 < len(made) < leaves_valued / 10, (len(made), leaves_valued)
   assert len({(id(priors), k) for _, priors, k in made}) == len(made)
-  for packed, priors, k in made:
+  for call, priors, k in made:
+    packed = packs[call]
     eager = net.evaluate_batch([packed.query(k)])[0].policy
     np.testing.assert_allclose(priors[k], eager, atol=1e-6)
 

@@ -529,7 +529,186 @@ inline Doubles UnpackValues(const Floats& values, const Int64s& eq,
   return out;
 }
 
+// --- One player's update of a search whose leaves a network values -------
+//
+// GT-CFR's `_update` with a CVPN (cvpn.CVPNValueFunction) made some forty
+// numpy calls around each network call: the reaches, the leaves' ranges, the
+// packing, the unpacking, the sums per sequence and per entry, the
+// propagation, the regret update. `LeafInputs` does everything before the
+// network call and `NetworkUpdate` everything after it, with the arithmetic
+// of those calls in the same order (tests compare the two paths bit for bit).
+
+// Both players' reaches under their current policies (`Reach`), the leaves'
+// ranges (reach of each leaf entry's sequence, `leaf_seq0` / `leaf_seq1`) and
+// the network's inputs for them (`PackInputs`). Returns (reach0, reach1,
+// inputs, scale0, scale1, range0, range1).
+inline py::tuple LeafInputs(
+    const Int64s& r_parent_seq0, const Doubles& policy0,
+    const Doubles& root_range0, int64_t width0, const Int64s& r_parent_seq1,
+    const Doubles& policy1, const Doubles& root_range1, int64_t width1,
+    const Int64s& leaf_seq0, const Int64s& leaf_seq1, const Floats& heads,
+    const Int64s& eq0, const Int64s& eq1, const Int64s& col0,
+    const Int64s& col1, const Int64s& sizes0, const Int64s& sizes1,
+    const Doubles& chance, int64_t input_size) {
+  Doubles reach0 = Reach(r_parent_seq0, policy0, root_range0, width0);
+  Doubles reach1 = Reach(r_parent_seq1, policy1, root_range1, width1);
+  const auto gather = [](const Doubles& reach, const Int64s& seqs,
+                         const char* name) {
+    const int64_t n = seqs.size(), num_seq = reach.size();
+    Doubles out(n);
+    double* o = out.mutable_data();
+    const double* r = reach.data();
+    const int64_t* s = seqs.data();
+    for (int64_t i = 0; i < n; ++i) {
+      if (s[i] < 0 || s[i] >= num_seq) {
+        Fail(std::string(name) + ": leaf entry " + std::to_string(i) +
+             " names a missing sequence");
+      }
+      o[i] = r[s[i]];
+    }
+    return out;
+  };
+  Doubles range0 = gather(reach0, leaf_seq0, "player 0");
+  Doubles range1 = gather(reach1, leaf_seq1, "player 1");
+  py::tuple packed = PackInputs(heads, eq0, eq1, col0, col1, range0, range1,
+                                sizes0, sizes1, chance, input_size);
+  return py::make_tuple(reach0, reach1, packed[0], packed[1], packed[2],
+                        range0, range1);
+}
+
+// After the network call: player p's CFR+ update. The leaves' values
+// (`UnpackValues` of `values` for p's leaf entries), summed per sequence
+// (`leaf_seqs`, in leaf entry order) and added to the terminals' sums
+// (sign * weights[i] * opponent reach of opp_seqs[i] into own_seqs[i], in
+// history order); with `propagate`, each entry's value (the leaf value at
+// `leaf_entries`, plus the terminals' sum per entry into own_entries) is
+// propagated up the tree (`EntryValues`) and added, times `avg_weight`, to
+// `entry_sum` (and `avg_weight` to `entry_weight`), in place; then the
+// sequence and row values (`Values`) and the regret and average update
+// (`RegretUpdate`, own reach of each row's parent sequence). Returns
+// (sequence values, row values, entry values or None).
+inline py::tuple NetworkUpdate(
+    const Floats& values, const Int64s& eq, const Int64s& value_rows,
+    double unit, const Doubles& scale, const Int64s& leaf_entries,
+    const Int64s& leaf_seqs, const Int64s& own_entries,
+    const Int64s& own_seqs, const Int64s& opp_seqs, const Doubles& weights,
+    double sign, const Doubles& own_reach, const Doubles& opp_reach,
+    const Int64s& r_parent_seq, Doubles policy, Doubles regrets, Doubles avg,
+    const Bools& active, int64_t num_root, int64_t width,
+    int64_t num_entries, bool propagate, const Int64s& entry_row,
+    const Int64s& e_prow, const Int64s& e_pslot, const Int64s& e_parent,
+    Doubles entry_sum, Doubles entry_weight, double avg_weight) {
+  const int64_t rows = r_parent_seq.size();
+  const int64_t num_seq = num_root + rows * width;
+  Doubles leaf = UnpackValues(values, eq, value_rows, unit, scale);
+  const int64_t num_leaf = leaf.size();
+  CheckSize(leaf_seqs, num_leaf, "leaf_seqs");
+  CheckSize(leaf_entries, num_leaf, "leaf_entries");
+  const double* lv = leaf.data();
+  const int64_t* ls = leaf_seqs.data();
+  const int64_t* le = leaf_entries.data();
+  const int64_t n = own_seqs.size();
+  CheckSize(opp_seqs, n, "opp_seqs");
+  CheckSize(weights, n, "weights");
+  if (propagate) CheckSize(own_entries, n, "own_entries");
+  const int64_t* os = own_seqs.data();
+  const int64_t* xs = opp_seqs.data();
+  const double* w = weights.data();
+  const double* opp = opp_reach.data();
+  const int64_t opp_size = opp_reach.size();
+  // numpy: terminal sums + leaf sums, each a bincount of its own.
+  std::vector<double> leaf_sum(num_seq, 0.0);
+  for (int64_t i = 0; i < num_leaf; ++i) {
+    if (ls[i] < 0 || ls[i] >= num_seq) {
+      Fail("leaf entry " + std::to_string(i) + " names a missing sequence");
+    }
+    leaf_sum[ls[i]] += lv[i];
+  }
+  Doubles seq_values(num_seq);
+  double* direct = seq_values.mutable_data();
+  for (int64_t s = 0; s < num_seq; ++s) direct[s] = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (os[i] < 0 || os[i] >= num_seq || xs[i] < 0 || xs[i] >= opp_size) {
+      Fail("terminal history " + std::to_string(i) + " names a missing "
+           "sequence");
+    }
+    direct[os[i]] += (sign * w[i]) * opp[xs[i]];
+  }
+  for (int64_t s = 0; s < num_seq; ++s) direct[s] += leaf_sum[s];
+  py::object entry_out = py::none();
+  if (propagate) {
+    Doubles entry_values(num_entries);
+    double* ev = entry_values.mutable_data();
+    std::vector<double> terminal(num_entries, 0.0);
+    const int64_t* oe = own_entries.data();
+    for (int64_t i = 0; i < n; ++i) {
+      if (oe[i] < 0 || oe[i] >= num_entries) {
+        Fail("terminal history " + std::to_string(i) + " names a missing "
+             "entry");
+      }
+      terminal[oe[i]] += (sign * w[i]) * opp[xs[i]];
+    }
+    for (int64_t e = 0; e < num_entries; ++e) ev[e] = 0.0;
+    for (int64_t i = 0; i < num_leaf; ++i) {
+      if (le[i] < 0 || le[i] >= num_entries) {
+        Fail("leaf entry " + std::to_string(i) + " names a missing entry");
+      }
+      ev[le[i]] = lv[i];
+    }
+    for (int64_t e = 0; e < num_entries; ++e) ev[e] += terminal[e];
+    EntryValues(entry_values, entry_row, e_prow, e_pslot, e_parent, policy,
+                rows, width);
+    CheckSize(entry_sum, num_entries, "entry_sum");
+    CheckSize(entry_weight, num_entries, "entry_weight");
+    double* total = entry_sum.mutable_data();
+    double* count = entry_weight.mutable_data();
+    for (int64_t e = 0; e < num_entries; ++e) {
+      total[e] += avg_weight * ev[e];
+      count[e] += avg_weight;
+    }
+    entry_out = entry_values;
+  }
+  Doubles row_values = Values(r_parent_seq, policy, seq_values, num_root,
+                              width);
+  if (rows > 0) {
+    CheckSize(own_reach, num_seq, "own_reach");
+    Doubles own(rows);
+    double* o = own.mutable_data();
+    const double* reach = own_reach.data();
+    const int64_t* parent = r_parent_seq.data();
+    for (int64_t r = 0; r < rows; ++r) o[r] = reach[parent[r]];
+    RegretUpdate(regrets, avg, policy, active, seq_values, row_values, own,
+                 avg_weight, num_root, rows, width);
+  }
+  return py::make_tuple(seq_values, row_values, entry_out);
+}
+
 inline void Define(py::module_& m) {
+  m.def("cfr_leaf_inputs", &LeafInputs, py::arg("r_parent_seq0"),
+        py::arg("policy0"), py::arg("root_range0"), py::arg("width0"),
+        py::arg("r_parent_seq1"), py::arg("policy1"), py::arg("root_range1"),
+        py::arg("width1"), py::arg("leaf_seq0"), py::arg("leaf_seq1"),
+        py::arg("heads"), py::arg("entry_query0"), py::arg("entry_query1"),
+        py::arg("column0"), py::arg("column1"), py::arg("sizes0"),
+        py::arg("sizes1"), py::arg("chance"), py::arg("input_size"),
+        "Both players' reaches, the leaves' ranges and a CVPN's inputs for "
+        "them: (reach0, reach1, inputs, scale0, scale1, range0, range1).");
+  m.def("cfr_network_update", &NetworkUpdate, py::arg("values"),
+        py::arg("entry_query"), py::arg("value_rows"), py::arg("unit"),
+        py::arg("scale"), py::arg("leaf_entries"), py::arg("leaf_seqs"),
+        py::arg("own_entries"), py::arg("own_seqs"), py::arg("opp_seqs"),
+        py::arg("weights"), py::arg("sign"), py::arg("own_reach"),
+        py::arg("opp_reach"), py::arg("r_parent_seq"),
+        py::arg("policy").noconvert(), py::arg("regrets").noconvert(),
+        py::arg("avg").noconvert(), py::arg("active"), py::arg("num_root"),
+        py::arg("width"), py::arg("num_entries"), py::arg("propagate"),
+        py::arg("entry_row"), py::arg("e_prow"), py::arg("e_pslot"),
+        py::arg("e_parent"), py::arg("entry_sum").noconvert(),
+        py::arg("entry_weight").noconvert(), py::arg("avg_weight"),
+        "One player's CFR+ update from a network's leaf values, in place in "
+        "policy, regrets, avg, entry_sum and entry_weight; returns (sequence "
+        "values, row values, entry values or None).");
+
   m.def("cvpn_pack_inputs", &PackInputs, py::arg("heads"),
         py::arg("entry_query0"), py::arg("entry_query1"), py::arg("column0"),
         py::arg("column1"), py::arg("range0"), py::arg("range1"),

@@ -996,7 +996,8 @@ class CVPNValueFunction(value_functions.ValueFunction):
   def forget(self, observer, ids) -> None:
     self.net.encoder.forget(observer, ids)
 
-  def _packed_arrays(self, packed: value_functions.PackedQueries):
+  def network_layout(self, packed: value_functions.PackedQueries
+                     ) -> value_functions.NetworkLayout:
     key = packed.key
     cached = self._packed_cache.get(key) if key is not None else None
     if cached is not None:
@@ -1013,46 +1014,27 @@ class CVPNValueFunction(value_functions.ValueFunction):
     defined = [i for i, lr in enumerate(legal_rows) if lr is not None]
     width = heads[0].shape[0] if num else 0
     columns = tuple(width + row_index[p] for p in range(2))
-    cached = (np.array(heads) if num else None, entry_query, row_index,
-              np.asarray(chance, dtype=np.float64), defined, legal_rows,
-              columns)
+    cached = value_functions.NetworkLayout(
+        heads=(np.array(heads) if num
+               else np.zeros((0, 0), dtype=np.float32)),
+        entry_query=entry_query, columns=columns, value_rows=row_index,
+        sizes=tuple(sizes), chance=np.asarray(chance, dtype=np.float64),
+        input_size=enc.input_size,
+        units=tuple(float(u) for u in enc.value_unit), defined=defined,
+        priors=legal_rows)
     if key is not None:
       if len(self._packed_cache) >= self._MAX_PACKED_CACHE:
         self._packed_cache.clear()
       self._packed_cache[key] = cached
     return cached
 
-  def evaluate_packed(self, packed: value_functions.PackedQueries):
-    if not len(packed):
-      return (np.zeros(0), np.zeros(0)), []
-    enc = self.net.encoder
-    heads, entry_query, row_index, chance, defined, legal_rows, columns = (
-        self._packed_arrays(packed))
-    ranges = tuple(np.asarray(r, dtype=np.float64) for r in packed.ranges)
-    sizes = packed.sizes
-    kernels = _pack_kernels()
-    if kernels is not None:
-      inputs, *scales = kernels.cvpn_pack_inputs(
-          heads, *entry_query, *columns, *ranges, *sizes, chance,
-          enc.input_size)
-    else:
-      normalised, scales = value_functions.normalise_packed_beliefs(
-          ranges, entry_query, sizes, chance)
-      inputs = np.zeros((len(packed), enc.input_size), dtype=np.float32)
-      inputs[:, :heads.shape[1]] = heads
-      for p in range(2):
-        inputs[entry_query[p], columns[p]] = normalised[p]
-    values = self.net.predict_values(inputs)
-    if kernels is not None:
-      out = tuple(kernels.cvpn_unpack_values(
-          values, entry_query[p], row_index[p], float(enc.value_unit[p]),
-          scales[p]) for p in range(2))
-    else:
-      out = tuple(
-          values[entry_query[p], row_index[p]].astype(np.float64) *
-          enc.value_unit[p] * scales[p][entry_query[p]] for p in range(2))
+  def network_values(self, layout: value_functions.NetworkLayout,
+                     inputs: np.ndarray):
     net = self.net
+    enc = net.encoder
+    values = net.predict_values(inputs)
     layers = net._host_layers("policy")  # pylint: disable=protected-access
+    legal_rows = layout.priors
 
     def prior(k: int) -> np.ndarray:
       # The policy head of query k alone, when GT-CFR reads it (with the
@@ -1064,7 +1046,37 @@ class CVPNValueFunction(value_functions.ValueFunction):
       pi = pi.astype(np.float64)
       return pi / pi.sum(axis=1, keepdims=True)
 
-    return out, value_functions.LazyPriors(defined, prior, len(packed))
+    return values, value_functions.LazyPriors(layout.defined, prior,
+                                              len(layout.chance))
+
+  def evaluate_packed(self, packed: value_functions.PackedQueries):
+    if not len(packed):
+      return (np.zeros(0), np.zeros(0)), []
+    layout = self.network_layout(packed)
+    ranges = tuple(np.asarray(r, dtype=np.float64) for r in packed.ranges)
+    kernels = _pack_kernels()
+    if kernels is not None:
+      inputs, *scales = kernels.cvpn_pack_inputs(
+          layout.heads, *layout.entry_query, *layout.columns, *ranges,
+          *layout.sizes, layout.chance, layout.input_size)
+    else:
+      normalised, scales = value_functions.normalise_packed_beliefs(
+          ranges, layout.entry_query, layout.sizes, layout.chance)
+      inputs = np.zeros((len(packed), layout.input_size), dtype=np.float32)
+      inputs[:, :layout.heads.shape[1]] = layout.heads
+      for p in range(2):
+        inputs[layout.entry_query[p], layout.columns[p]] = normalised[p]
+    values, priors = self.network_values(layout, inputs)
+    eq, rows = layout.entry_query, layout.value_rows
+    if kernels is not None:
+      out = tuple(kernels.cvpn_unpack_values(
+          values, eq[p], rows[p], layout.units[p], scales[p])
+                  for p in range(2))
+    else:
+      out = tuple(
+          values[eq[p], rows[p]].astype(np.float64) * layout.units[p] *
+          scales[p][eq[p]] for p in range(2))
+    return out, priors
 
   @classmethod
   def from_checkpoint(cls, path: str, game: pyspiel.Game

@@ -50,12 +50,14 @@ import functools
 import itertools
 import math
 import time
+import typing
 from typing import Sequence
 
 import numpy as np
 
 from open_spiel_sog import _native
 from open_spiel_sog.algorithms.value_functions import LazyPriors
+from open_spiel_sog.algorithms.value_functions import NetworkLayout
 from open_spiel_sog.algorithms.value_functions import PackedQueries
 from open_spiel_sog.algorithms.value_functions import Query
 from open_spiel_sog.algorithms.value_functions import ValueFunction
@@ -974,6 +976,19 @@ def _average_policy(side: _Side) -> np.ndarray:
                   current)
 
 
+class _NetworkPlan(typing.NamedTuple):
+  """The leaves of one tree shape as `GTCFR._network_update` reads them."""
+  compiled: tuple[_Compiled, _Compiled]
+  leaves: list[int]
+  key: tuple[int, int, int]
+  public_states: list[PublicState]
+  entries: tuple[np.ndarray, np.ndarray]  # per player, leaf order
+  seqs: tuple[np.ndarray, np.ndarray]  # their sequences under `compiled`
+  sizes: tuple[np.ndarray, np.ndarray]
+  layout: NetworkLayout
+  prior_index: dict[int, int]  # leaf node -> query, where it has a prior
+
+
 class GTCFR:
   """One GT-CFR search (see module docstring). Use `search()` for the common
   case; the class exposes the phases for tests."""
@@ -993,6 +1008,11 @@ class GTCFR:
     self._entry_value_sum = [np.zeros(0), np.zeros(0)]
     self._entry_value_weight = [np.zeros(0), np.zeros(0)]
     self._leaf_entry_cache: dict = {}
+    # Where the value function is a network (`network_layout`), updates
+    # run through `_network_update` and `_plan` holds the leaves' layout.
+    self._network = (type(value_fn).network_layout
+                     is not ValueFunction.network_layout)
+    self._plan: _NetworkPlan | None = None
     self._terminal_seqs = None  # see _terminal_sequences
     self._uid = next(_SEARCH_IDS)
     self.config.validate()
@@ -1209,12 +1229,8 @@ class GTCFR:
       return self._fixed_leaf_values(compiled, reaches)
     entries = [self._leaf_entries(p) for p in range(2)]
     seqs = [compiled[p].e_seq[entries[p]] for p in range(2)]
-    key = (self._uid, len(tree.nodes))
-    sizes = self._leaf_entry_cache.get((key, "sizes"))
-    if sizes is None:
-      at = tree.leaves_array()
-      sizes = tuple(tree.node_entries[p].buf[at] for p in range(2))
-      self._leaf_entry_cache[(key, "sizes")] = sizes
+    key = self._leaf_key()
+    sizes = self._leaf_sizes()
     packed = PackedQueries([tree.nodes[i].ps for i in leaves],
                            (reaches[0][seqs[0]], reaches[1][seqs[1]]),
                            key=key, sizes=sizes)
@@ -1237,9 +1253,27 @@ class GTCFR:
       per_entry[p][entries[p]] = values[p]
     return out, per_entry
 
+  def _leaf_key(self) -> tuple[int, int, int]:
+    """Names this search's leaves as they are now: the tree's nodes and
+    expansions only grow, and the leaves change only when they do."""
+    tree = self.tree
+    return (self._uid, len(tree.nodes), len(tree.leaves_expanded))
+
+  def _leaf_sizes(self) -> tuple[np.ndarray, np.ndarray]:
+    """Each leaf's entries per player, in leaf order (cached per tree
+    shape)."""
+    key = (self._leaf_key(), "sizes")
+    sizes = self._leaf_entry_cache.get(key)
+    if sizes is None:
+      tree = self.tree
+      at = tree.leaves_array()
+      sizes = tuple(tree.node_entries[p].buf[at] for p in range(2))
+      self._leaf_entry_cache[key] = sizes
+    return sizes
+
   def _leaf_entries(self, p: int) -> np.ndarray:
     """Entries of p at the leaves, in leaf order (cached per tree shape)."""
-    key = (len(self.tree.nodes), p)
+    key = (self._leaf_key(), p)
     cached = self._leaf_entry_cache.get(key)
     if cached is None:
       tree = self.tree
@@ -1294,6 +1328,12 @@ class GTCFR:
       # expands it whole: most updates of Leduc's training).
       self._fused_update(kernels, compiled, players[0], weight)
       return
+    if (kernels is not None and len(players) == 1 and self._network and
+        not fixed):
+      plan = self._network_plan(compiled)
+      if plan is not None:
+        self._network_update(kernels, compiled, plan, players[0], weight)
+        return
     reaches = self._current_reaches(compiled)
     self._reaches = reaches
     if not fixed:
@@ -1346,6 +1386,78 @@ class GTCFR:
       self._track_entry_values(p, c, entry_values, weight)
     self._record_values(p, c, seq_values, row_values, weight)
 
+  def _network_plan(self, compiled) -> _NetworkPlan | None:
+    """The leaves of the tree as it is now, as `_network_update` reads them
+    (cached until the tree grows); None where the value function has no
+    network layout for them."""
+    tree = self.tree
+    leaves = tree.leaves()
+    plan = self._plan
+    if plan is not None and plan.compiled is compiled and plan.leaves is leaves:
+      return plan
+    self._plan = None
+    if not leaves:
+      return None
+    key = self._leaf_key()
+    entries = tuple(self._leaf_entries(p) for p in range(2))
+    sizes = self._leaf_sizes()
+    public_states = [tree.nodes[i].ps for i in leaves]
+    layout = self.value_fn.network_layout(
+        PackedQueries(public_states, None, key=key, sizes=sizes))
+    if layout is None:
+      self._network = False
+      return None
+    self._plan = _NetworkPlan(
+        compiled=compiled, leaves=leaves, key=key,
+        public_states=public_states, entries=entries,
+        seqs=tuple(compiled[p].e_seq[entries[p]] for p in range(2)),
+        sizes=sizes, layout=layout,
+        prior_index={leaves[k]: k for k in layout.defined})
+    return self._plan
+
+  def _network_update(self, kernels, compiled, plan: _NetworkPlan, p: int,
+                      weight: float) -> None:
+    """`_update` of one player where a network values the leaves: the
+    passes before the network call in one C++ call (`cfr_leaf_inputs`:
+    both reaches, the leaves' ranges and the network's inputs) and those
+    after it in another (`cfr_network_update`: the leaves' values, the
+    terminals', the propagation, the regret update), with the numbers of
+    the passes called one by one."""
+    tree = self.tree
+    sides = tree.sides
+    c0, c1 = compiled
+    layout = plan.layout
+    reach0, reach1, inputs, scale0, scale1, range0, range1 = (
+        kernels.cfr_leaf_inputs(
+            c0.r_parent_seq, sides[0].policy, self.root_ranges[0], c0.width,
+            c1.r_parent_seq, sides[1].policy, self.root_ranges[1], c1.width,
+            plan.seqs[0], plan.seqs[1], layout.heads, *layout.entry_query,
+            *layout.columns, *layout.sizes, layout.chance, layout.input_size))
+    reaches = [reach0, reach1]
+    self._reaches = reaches
+    values, priors = self.value_fn.network_values(layout, inputs)
+    if self.config.record_queries:
+      self.queries.append(PackedQueries(plan.public_states, (range0, range1),
+                                        key=plan.key, sizes=plan.sizes))
+    # Each leaf's prior is computed if the leaf is expanded before the next
+    # call replaces it.
+    tree.latest_priors[:] = (priors, plan.prior_index)
+    o = 1 - p
+    side, c = sides[p], compiled[p]
+    e0, e1, w, s0, s1 = self._terminal_sequences(compiled)
+    track = p in self.value_players
+    total, count = (self._entry_value_sums(p, c.num_entries) if track
+                    else (_EMPTY, _EMPTY))
+    seq_values, row_values, _ = kernels.cfr_network_update(
+        values, layout.entry_query[p], layout.value_rows[p], layout.units[p],
+        scale0 if p == 0 else scale1, plan.entries[p], plan.seqs[p],
+        e0 if p == 0 else e1, s0 if p == 0 else s1, s1 if p == 0 else s0, w,
+        1.0 if p == 0 else -1.0, reaches[p], reaches[o], c.r_parent_seq,
+        side.policy, side.regrets, side.avg, side.active, c.num_root,
+        c.width, c.num_entries, track, c.entry_row, c.e_prow, c.e_pslot,
+        c.e_parent, total, count, weight)
+    self._record_values(p, c, seq_values, row_values, weight)
+
   def _record_values(self, p: int, c: _Compiled, seq_values: np.ndarray,
                      row_values: np.ndarray, weight: float) -> None:
     """After p's update: keeps its sequence and row values (what the
@@ -1360,13 +1472,20 @@ class GTCFR:
                           entry_values: np.ndarray, weight: float) -> None:
     """Adds p's entry values of this update to their weighted average
     over the iterates (what re-solving's gadget reads)."""
-    total, count = self._entry_value_sum[p], self._entry_value_weight[p]
-    if len(total) < c.num_entries:
-      total = np.concatenate([total, np.zeros(c.num_entries - len(total))])
-      count = np.concatenate([count, np.zeros(c.num_entries - len(count))])
+    total, count = self._entry_value_sums(p, c.num_entries)
     total += weight * entry_values
     count += weight
-    self._entry_value_sum[p], self._entry_value_weight[p] = total, count
+
+  def _entry_value_sums(self, p: int, num_entries: int
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """p's weighted sum of entry values over the updates and the sum of
+    their weights, grown with zeros to `num_entries`."""
+    total, count = self._entry_value_sum[p], self._entry_value_weight[p]
+    if len(total) < num_entries:
+      total = np.concatenate([total, np.zeros(num_entries - len(total))])
+      count = np.concatenate([count, np.zeros(num_entries - len(count))])
+      self._entry_value_sum[p], self._entry_value_weight[p] = total, count
+    return total, count
 
   def run_updates(self, count: int) -> None:
     for _ in range(count):

@@ -33,6 +33,7 @@ import collections
 import collections.abc
 import dataclasses
 import time
+import typing
 from typing import Callable, Sequence
 import warnings
 
@@ -121,6 +122,37 @@ class PackedQueries:
     return out
 
 
+class NetworkLayout(typing.NamedTuple):
+  """How a network value function reads packed queries and where its values
+  come out (`ValueFunction.network_layout`): what GT-CFR's update needs to
+  pack a network's inputs and unpack its values in C++ around the network
+  call (the shim's `cfr_leaf_inputs` and `cfr_network_update`, the
+  arithmetic of `cvpn_pack_inputs` and `cvpn_unpack_values`).
+
+  Attributes:
+    heads: [L, H] float32, each query's input before the ranges.
+    entry_query: per player, the query of each entry of the packed ranges.
+    columns: per player, each entry's input column (its normalised range).
+    value_rows: per player, each entry's column in the network's output.
+    sizes: per player [L], entries per query.
+    chance: [L] the total chance reach of each query's public state.
+    input_size: the width of an input row.
+    units: per player, the unit of the network's values.
+    defined: the queries that have a prior (decision nodes).
+    priors: what `network_values` needs for their priors.
+  """
+  heads: np.ndarray
+  entry_query: tuple[np.ndarray, np.ndarray]
+  columns: tuple[np.ndarray, np.ndarray]
+  value_rows: tuple[np.ndarray, np.ndarray]
+  sizes: tuple[np.ndarray, np.ndarray]
+  chance: np.ndarray
+  input_size: int
+  units: tuple[float, float]
+  defined: list[int]
+  priors: object
+
+
 class LazyPriors(collections.abc.Sequence):
   """The priors of packed queries (a policy [n_q, A] or None per query),
   each computed when first read.
@@ -178,6 +210,21 @@ class ValueFunction(abc.ABC):
         np.concatenate([e.values[p] for e in evaluations])
         if evaluations else np.zeros(0) for p in range(2))
     return values, [e.policy for e in evaluations]
+
+  def network_layout(self, packed: PackedQueries) -> NetworkLayout | None:
+    """For a network value function, how it reads `packed` (its ranges
+    unused; cached under `packed.key` where it has one); None (the
+    default) for the others. GT-CFR then packs the inputs and unpacks the
+    values itself, with the arithmetic of `evaluate_packed`, around
+    `network_values`."""
+    del packed
+    return None
+
+  def network_values(self, layout: NetworkLayout, inputs: np.ndarray):
+    """(the network's outputs [L, K] float32 for `inputs` [L, input_size],
+    LazyPriors of the queries of `layout`) where `network_layout` gives a
+    layout."""
+    raise NotImplementedError(f"{self.name} has no network layout")
 
   def prior(self, query: Query) -> np.ndarray | None:
     """The policy `evaluate` gives `query` (what PUCT needs at a search's

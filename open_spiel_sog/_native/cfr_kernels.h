@@ -538,6 +538,75 @@ inline Doubles UnpackValues(const Floats& values, const Int64s& eq,
 // network call and `NetworkUpdate` everything after it, with the arithmetic
 // of those calls in the same order (tests compare the two paths bit for bit).
 
+// The leaves' entries as a network reads them: for each player, the entries
+// of `leaves` (node indices; node i's entries are start[i] .. start[i] +
+// count[i] - 1) in leaf order, and per entry its query (the leaf's
+// position), value row (`entry_rows`, per entry of the tree), input column
+// (head_width + value row) and sequence (`e_seq`). Returns (entries0,
+// entries1, sizes0, sizes1, entry_query0, entry_query1, value_rows0,
+// value_rows1, columns0, columns1, seqs0, seqs1).
+inline py::tuple LeafLayout(const Int64s& leaves, const Int64s& start0,
+                            const Int64s& count0, const Int64s& start1,
+                            const Int64s& count1, const Int64s& entry_rows0,
+                            const Int64s& entry_rows1, const Int64s& e_seq0,
+                            const Int64s& e_seq1, int64_t head_width) {
+  const int64_t num = leaves.size();
+  const int64_t* leaf = leaves.data();
+  const Int64s* starts[2] = {&start0, &start1};
+  const Int64s* counts[2] = {&count0, &count1};
+  const Int64s* rows_of[2] = {&entry_rows0, &entry_rows1};
+  const Int64s* seq_of[2] = {&e_seq0, &e_seq1};
+  py::tuple result(12);
+  for (int p = 0; p < 2; ++p) {
+    const int64_t nodes = starts[p]->size();
+    CheckSize(*counts[p], nodes, "count");
+    const int64_t* start = starts[p]->data();
+    const int64_t* count = counts[p]->data();
+    const int64_t num_entries = seq_of[p]->size();
+    CheckSize(*rows_of[p], num_entries, "entry_rows");
+    int64_t total = 0;
+    for (int64_t k = 0; k < num; ++k) {
+      if (leaf[k] < 0 || leaf[k] >= nodes) {
+        Fail("leaf " + std::to_string(k) + " names a missing node");
+      }
+      if (start[leaf[k]] < 0 || count[leaf[k]] < 0 ||
+          start[leaf[k]] + count[leaf[k]] > num_entries) {
+        Fail("leaf " + std::to_string(k) + " names missing entries");
+      }
+      total += count[leaf[k]];
+    }
+    Int64s entries(total), sizes(num), query(total), rows(total),
+        columns(total), seqs(total);
+    int64_t* e = entries.mutable_data();
+    int64_t* sz = sizes.mutable_data();
+    int64_t* q = query.mutable_data();
+    int64_t* r = rows.mutable_data();
+    int64_t* c = columns.mutable_data();
+    int64_t* s = seqs.mutable_data();
+    const int64_t* entry_rows = rows_of[p]->data();
+    const int64_t* e_seq = seq_of[p]->data();
+    int64_t i = 0;
+    for (int64_t k = 0; k < num; ++k) {
+      sz[k] = count[leaf[k]];
+      for (int64_t j = 0; j < count[leaf[k]]; ++j, ++i) {
+        const int64_t entry = start[leaf[k]] + j;
+        e[i] = entry;
+        q[i] = k;
+        r[i] = entry_rows[entry];
+        c[i] = head_width + entry_rows[entry];
+        s[i] = e_seq[entry];
+      }
+    }
+    result[p] = entries;
+    result[2 + p] = sizes;
+    result[4 + p] = query;
+    result[6 + p] = rows;
+    result[8 + p] = columns;
+    result[10 + p] = seqs;
+  }
+  return result;
+}
+
 // Both players' reaches under their current policies (`Reach`), the leaves'
 // ranges (reach of each leaf entry's sequence, `leaf_seq0` / `leaf_seq1`) and
 // the network's inputs for them (`PackInputs`). Returns (reach0, reach1,
@@ -684,6 +753,14 @@ inline py::tuple NetworkUpdate(
 }
 
 inline void Define(py::module_& m) {
+  m.def("cfr_leaf_layout", &LeafLayout, py::arg("leaves"), py::arg("start0"),
+        py::arg("count0"), py::arg("start1"), py::arg("count1"),
+        py::arg("entry_rows0"), py::arg("entry_rows1"), py::arg("e_seq0"),
+        py::arg("e_seq1"), py::arg("head_width"),
+        "The leaves' entries in leaf order and, per entry, its query, value "
+        "row, input column and sequence: (entries0, entries1, sizes0, "
+        "sizes1, entry_query0, entry_query1, value_rows0, value_rows1, "
+        "columns0, columns1, seqs0, seqs1).");
   m.def("cfr_leaf_inputs", &LeafInputs, py::arg("r_parent_seq0"),
         py::arg("policy0"), py::arg("root_range0"), py::arg("width0"),
         py::arg("r_parent_seq1"), py::arg("policy1"), py::arg("root_range1"),

@@ -195,25 +195,8 @@ class Batch:
     return cls(*(arrays[f] for f in cls.FIELDS))
 
 
-class _Static(NamedTuple):
-  """What the encoder keeps per public state (in the order
-  `CVPNValueFunction` unpacks it)."""
-  head: np.ndarray  # [features + 3] float32: features, then who acts
-  rows0: np.ndarray  # player 0's infostates' rows
-  rows1: np.ndarray  # player 1's
-  chance: float  # the public state's total chance reach
-  acting: tuple[np.ndarray, np.ndarray] | None  # (rows of the actor, legal)
-
-  @property
-  def rows(self) -> tuple[np.ndarray, np.ndarray]:
-    """Each player's infostates' rows."""
-    return self.rows0, self.rows1
-
-  @property
-  def legal(self) -> np.ndarray | None:
-    """[n_q, A] the acting player's legal actions (None at chance and
-    terminal public states)."""
-    return None if self.acting is None else self.acting[1]
+# What the encoder keeps per public state.
+_Static = value_functions.NetworkPart
 
 
 class Encoder:
@@ -996,32 +979,23 @@ class CVPNValueFunction(value_functions.ValueFunction):
   def forget(self, observer, ids) -> None:
     self.net.encoder.forget(observer, ids)
 
-  def network_layout(self, packed: value_functions.PackedQueries
-                     ) -> value_functions.NetworkLayout:
+  def network_spec(self) -> tuple[int, tuple[float, float]]:
+    enc = self.net.encoder
+    return enc.input_size, tuple(float(u) for u in enc.value_unit)
+
+  def network_parts(self, public_states):
+    return self.net.encoder.statics(public_states)
+
+  def _layout(self, packed: value_functions.PackedQueries
+              ) -> value_functions.NetworkLayout:
+    """`packed`'s layout (cached under its key)."""
     key = packed.key
     cached = self._packed_cache.get(key) if key is not None else None
     if cached is not None:
       return cached
-    enc = self.net.encoder
-    num = len(packed)
-    sizes = packed.sizes
-    parts = enc.statics(packed.public_states)
-    heads, rows0, rows1, chance, legal_rows = (
-        zip(*parts) if num else ((),) * 5)
-    entry_query = tuple(np.repeat(np.arange(num), sizes[p]) for p in range(2))
-    row_index = tuple(np.concatenate(rows) if num else np.zeros(0, np.int64)
-                      for rows in (rows0, rows1))
-    defined = [i for i, lr in enumerate(legal_rows) if lr is not None]
-    width = heads[0].shape[0] if num else 0
-    columns = tuple(width + row_index[p] for p in range(2))
-    cached = value_functions.NetworkLayout(
-        heads=(np.array(heads) if num
-               else np.zeros((0, 0), dtype=np.float32)),
-        entry_query=entry_query, columns=columns, value_rows=row_index,
-        sizes=tuple(sizes), chance=np.asarray(chance, dtype=np.float64),
-        input_size=enc.input_size,
-        units=tuple(float(u) for u in enc.value_unit), defined=defined,
-        priors=legal_rows)
+    cached = value_functions.NetworkLayout.from_parts(
+        self.network_parts(packed.public_states), packed.sizes,
+        *self.network_spec())
     if key is not None:
       if len(self._packed_cache) >= self._MAX_PACKED_CACHE:
         self._packed_cache.clear()
@@ -1052,7 +1026,7 @@ class CVPNValueFunction(value_functions.ValueFunction):
   def evaluate_packed(self, packed: value_functions.PackedQueries):
     if not len(packed):
       return (np.zeros(0), np.zeros(0)), []
-    layout = self.network_layout(packed)
+    layout = self._layout(packed)
     ranges = tuple(np.asarray(r, dtype=np.float64) for r in packed.ranges)
     kernels = _pack_kernels()
     if kernels is not None:

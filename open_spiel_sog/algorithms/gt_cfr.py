@@ -557,16 +557,29 @@ class SearchTree:
     # (Rows past num_rows are untouched zeros: `ensure` grows with zeros and
     # nothing writes past the rows made.)
     prior = node.prior
-    for j in range(n):
-      row = first_row + j
-      k = len(legal[j])
-      side.legal[row, :k] = True
+    if all(a == legal[0] for a in legal):
+      # The same actions in every row (public actions: Leduc, liar's
+      # dice): the rows at once, with the arithmetic of the loop below.
+      rows, k = slice(first_row, first_row + n), len(legal[0])
+      side.legal[rows, :k] = True
       if prior is not None:
-        p = prior[j, legal[j]]
-        total = p.sum()
-        side.prior[row, :k] = p / total if total > 0 else 1.0 / k
+        p = prior[:, legal[0]]
+        total = p.sum(axis=1, keepdims=True)
+        side.prior[rows, :k] = np.where(
+            total > 0, p / np.where(total > 0, total, 1.0), 1.0 / k)
       else:
-        side.prior[row, :k] = 1.0 / k
+        side.prior[rows, :k] = 1.0 / k
+    else:
+      for j in range(n):
+        row = first_row + j
+        k = len(legal[j])
+        side.legal[row, :k] = True
+        if prior is not None:
+          p = prior[j, legal[j]]
+          total = p.sum()
+          side.prior[row, :k] = p / total if total > 0 else 1.0 / k
+        else:
+          side.prior[row, :k] = 1.0 / k
     o = 1 - q
     if len(ps.histories) == 1:
       side.rh_row.append(first_row)
@@ -981,12 +994,60 @@ class _NetworkPlan(typing.NamedTuple):
   compiled: tuple[_Compiled, _Compiled]
   leaves: list[int]
   key: tuple[int, int, int]
-  public_states: list[PublicState]
   entries: tuple[np.ndarray, np.ndarray]  # per player, leaf order
   seqs: tuple[np.ndarray, np.ndarray]  # their sequences under `compiled`
-  sizes: tuple[np.ndarray, np.ndarray]
   layout: NetworkLayout
   prior_index: dict[int, int]  # leaf node -> query, where it has a prior
+
+
+class _NetworkArrays:
+  """What a network value function reads of the search tree's public
+  states (`ValueFunction.network_parts`), per node and per entry, filled
+  as nodes are added: a tree shape's layout is then a few gathers at its
+  leaves, not a pass over them."""
+
+  def __init__(self, spec: tuple[int, tuple[float, float]]):
+    self.spec = spec
+    self.nodes = 0  # nodes filled
+    self.heads = np.zeros((0, 0), dtype=np.float32)  # [capacity, H] per node
+    self.chance = _Grow(np.float64)  # per node
+    self.acting: list = []  # per node: NetworkPart.acting
+    self.rows = (_Grow(), _Grow())  # per entry: value row (-1: terminal)
+
+  def fill(self, tree: SearchTree, value_fn: ValueFunction) -> None:
+    """Takes in the nodes added since the last call."""
+    new = tree.nodes[self.nodes:]
+    if not new:
+      return
+    valued = [node for node in new if not node.ps.is_terminal()]
+    parts = dict(zip((node.index for node in valued),
+                     value_fn.network_parts([node.ps for node in valued])))
+    if parts and not self.heads.shape[1]:
+      self.heads = np.zeros((16, len(next(iter(parts.values())).head)),
+                            dtype=np.float32)
+    end = self.nodes + len(new)
+    if end > len(self.heads):
+      grown = np.zeros((max(end, 2 * len(self.heads)), self.heads.shape[1]),
+                       dtype=np.float32)
+      grown[:self.nodes] = self.heads[:self.nodes]
+      self.heads = grown
+    for node in new:
+      part = parts.get(node.index)
+      if part is None:
+        self.chance.append(0.0)
+        self.acting.append(None)
+        for p in range(2):
+          self.rows[p].fill(-1, tree.node_entries[p].buf[node.index])
+        continue
+      self.heads[node.index] = part.head
+      self.chance.append(part.chance)
+      self.acting.append(part.acting)
+      for p in range(2):
+        self.rows[p].extend(part.rows[p])
+    self.nodes = end
+    for p in range(2):
+      if self.rows[p].n != tree.sides[p].num_entries:
+        raise AssertionError("network rows out of step with the entries")
 
 
 class GTCFR:
@@ -1008,10 +1069,10 @@ class GTCFR:
     self._entry_value_sum = [np.zeros(0), np.zeros(0)]
     self._entry_value_weight = [np.zeros(0), np.zeros(0)]
     self._leaf_entry_cache: dict = {}
-    # Where the value function is a network (`network_layout`), updates
-    # run through `_network_update` and `_plan` holds the leaves' layout.
-    self._network = (type(value_fn).network_layout
-                     is not ValueFunction.network_layout)
+    # Where the value function is a network (`network_spec`), updates run
+    # through `_network_update` and `_plan` holds the leaves' layout.
+    spec = value_fn.network_spec()
+    self._network = None if spec is None else _NetworkArrays(spec)
     self._plan: _NetworkPlan | None = None
     self._terminal_seqs = None  # see _terminal_sequences
     self._uid = next(_SEARCH_IDS)
@@ -1328,8 +1389,8 @@ class GTCFR:
       # expands it whole: most updates of Leduc's training).
       self._fused_update(kernels, compiled, players[0], weight)
       return
-    if (kernels is not None and len(players) == 1 and self._network and
-        not fixed):
+    if (kernels is not None and len(players) == 1 and
+        self._network is not None and not fixed):
       plan = self._network_plan(compiled)
       if plan is not None:
         self._network_update(kernels, compiled, plan, players[0], weight)
@@ -1388,8 +1449,7 @@ class GTCFR:
 
   def _network_plan(self, compiled) -> _NetworkPlan | None:
     """The leaves of the tree as it is now, as `_network_update` reads them
-    (cached until the tree grows); None where the value function has no
-    network layout for them."""
+    (cached until the tree grows); None without leaves."""
     tree = self.tree
     leaves = tree.leaves()
     plan = self._plan
@@ -1398,21 +1458,28 @@ class GTCFR:
     self._plan = None
     if not leaves:
       return None
-    key = self._leaf_key()
-    entries = tuple(self._leaf_entries(p) for p in range(2))
-    sizes = self._leaf_sizes()
-    public_states = [tree.nodes[i].ps for i in leaves]
-    layout = self.value_fn.network_layout(
-        PackedQueries(public_states, None, key=key, sizes=sizes))
-    if layout is None:
-      self._network = False
-      return None
+    arrays = self._network
+    arrays.fill(tree, self.value_fn)
+    at = tree.leaves_array()
+    head_width = arrays.heads.shape[1]
+    (entries0, entries1, sizes0, sizes1, eq0, eq1, rows0, rows1, columns0,
+     columns1, seqs0, seqs1) = _kernels().cfr_leaf_layout(
+         at, tree.node_entry_start[0].view(), tree.node_entries[0].view(),
+         tree.node_entry_start[1].view(), tree.node_entries[1].view(),
+         arrays.rows[0].view(), arrays.rows[1].view(), compiled[0].e_seq,
+         compiled[1].e_seq, head_width)
+    priors = [arrays.acting[i] for i in leaves]
+    defined = [k for k, a in enumerate(priors) if a is not None]
+    input_size, units = arrays.spec
+    layout = NetworkLayout(
+        heads=arrays.heads[at], entry_query=(eq0, eq1),
+        columns=(columns0, columns1), value_rows=(rows0, rows1),
+        sizes=(sizes0, sizes1), chance=arrays.chance.buf[at],
+        input_size=input_size, units=units, defined=defined, priors=priors)
     self._plan = _NetworkPlan(
-        compiled=compiled, leaves=leaves, key=key,
-        public_states=public_states, entries=entries,
-        seqs=tuple(compiled[p].e_seq[entries[p]] for p in range(2)),
-        sizes=sizes, layout=layout,
-        prior_index={leaves[k]: k for k in layout.defined})
+        compiled=compiled, leaves=leaves, key=self._leaf_key(),
+        entries=(entries0, entries1), seqs=(seqs0, seqs1), layout=layout,
+        prior_index={leaves[k]: k for k in defined})
     return self._plan
 
   def _network_update(self, kernels, compiled, plan: _NetworkPlan, p: int,
@@ -1437,8 +1504,9 @@ class GTCFR:
     self._reaches = reaches
     values, priors = self.value_fn.network_values(layout, inputs)
     if self.config.record_queries:
-      self.queries.append(PackedQueries(plan.public_states, (range0, range1),
-                                        key=plan.key, sizes=plan.sizes))
+      self.queries.append(PackedQueries(
+          [tree.nodes[i].ps for i in plan.leaves], (range0, range1),
+          key=plan.key, sizes=layout.sizes))
     # Each leaf's prior is computed if the leaf is expanded before the next
     # call replaces it.
     tree.latest_priors[:] = (priors, plan.prior_index)

@@ -122,24 +122,47 @@ class PackedQueries:
     return out
 
 
+class NetworkPart(typing.NamedTuple):
+  """What a network value function reads of one public state
+  (`ValueFunction.network_parts`): its input row is `head` followed by one
+  column per value row, where each infostate's normalised range goes, at the
+  row its value comes out of."""
+  head: np.ndarray  # [H] float32: the public state's features, who acts
+  rows0: np.ndarray  # player 0's infostates' value rows
+  rows1: np.ndarray  # player 1's
+  chance: float  # the public state's total chance reach
+  acting: tuple[np.ndarray, np.ndarray] | None  # (rows of the actor, legal)
+
+  @property
+  def rows(self) -> tuple[np.ndarray, np.ndarray]:
+    """Each player's infostates' rows."""
+    return self.rows0, self.rows1
+
+  @property
+  def legal(self) -> np.ndarray | None:
+    """[n_q, A] the acting player's legal actions (None at chance and
+    terminal public states)."""
+    return None if self.acting is None else self.acting[1]
+
+
 class NetworkLayout(typing.NamedTuple):
-  """How a network value function reads packed queries and where its values
-  come out (`ValueFunction.network_layout`): what GT-CFR's update needs to
-  pack a network's inputs and unpack its values in C++ around the network
-  call (the shim's `cfr_leaf_inputs` and `cfr_network_update`, the
-  arithmetic of `cvpn_pack_inputs` and `cvpn_unpack_values`).
+  """Packed queries as a network reads them: what the network's inputs are
+  packed from and its values unpacked with (the arithmetic of the shim's
+  `cvpn_pack_inputs` and `cvpn_unpack_values`, which GT-CFR's update with a
+  network runs in C++ around the network call: `cfr_leaf_inputs`,
+  `cfr_network_update`).
 
   Attributes:
-    heads: [L, H] float32, each query's input before the ranges.
+    heads: [L, H] float32, each query's `NetworkPart.head`.
     entry_query: per player, the query of each entry of the packed ranges.
-    columns: per player, each entry's input column (its normalised range).
+    columns: per player, each entry's input column (H + its value row).
     value_rows: per player, each entry's column in the network's output.
     sizes: per player [L], entries per query.
     chance: [L] the total chance reach of each query's public state.
     input_size: the width of an input row.
     units: per player, the unit of the network's values.
     defined: the queries that have a prior (decision nodes).
-    priors: what `network_values` needs for their priors.
+    priors: per query, its `NetworkPart.acting`.
   """
   heads: np.ndarray
   entry_query: tuple[np.ndarray, np.ndarray]
@@ -150,7 +173,29 @@ class NetworkLayout(typing.NamedTuple):
   input_size: int
   units: tuple[float, float]
   defined: list[int]
-  priors: object
+  priors: list
+
+  @classmethod
+  def from_parts(cls, parts: Sequence[NetworkPart],
+                 sizes: tuple[np.ndarray, np.ndarray], input_size: int,
+                 units: tuple[float, float]) -> "NetworkLayout":
+    num = len(parts)
+    entry_query = tuple(np.repeat(np.arange(num), sizes[p]) for p in range(2))
+    value_rows = tuple(
+        np.concatenate([part.rows[p] for part in parts]) if num
+        else np.zeros(0, np.int64) for p in range(2))
+    width = parts[0].head.shape[0] if num else 0
+    priors = [part.acting for part in parts]
+    return cls(
+        heads=(np.array([part.head for part in parts]) if num
+               else np.zeros((0, 0), dtype=np.float32)),
+        entry_query=entry_query,
+        columns=tuple(width + value_rows[p] for p in range(2)),
+        value_rows=value_rows, sizes=tuple(sizes),
+        chance=np.asarray([part.chance for part in parts], dtype=np.float64),
+        input_size=input_size, units=units,
+        defined=[i for i, a in enumerate(priors) if a is not None],
+        priors=priors)
 
 
 class LazyPriors(collections.abc.Sequence):
@@ -211,20 +256,24 @@ class ValueFunction(abc.ABC):
         if evaluations else np.zeros(0) for p in range(2))
     return values, [e.policy for e in evaluations]
 
-  def network_layout(self, packed: PackedQueries) -> NetworkLayout | None:
-    """For a network value function, how it reads `packed` (its ranges
-    unused; cached under `packed.key` where it has one); None (the
-    default) for the others. GT-CFR then packs the inputs and unpacks the
-    values itself, with the arithmetic of `evaluate_packed`, around
-    `network_values`."""
-    del packed
+  # A network value function (the CVPN) implements the three methods below;
+  # GT-CFR then packs its inputs and unpacks its values itself, in C++
+  # around the network call, with the arithmetic of its `evaluate_packed`.
+
+  def network_spec(self) -> tuple[int, tuple[float, float]] | None:
+    """(input row width, each player's value unit) of a network value
+    function; None (the default) for the others."""
     return None
+
+  def network_parts(self, public_states: Sequence[PublicState]
+                    ) -> list[NetworkPart]:
+    """What the network reads of each of `public_states` (non-terminal)."""
+    raise NotImplementedError(f"{self.name} is not a network")
 
   def network_values(self, layout: NetworkLayout, inputs: np.ndarray):
     """(the network's outputs [L, K] float32 for `inputs` [L, input_size],
-    LazyPriors of the queries of `layout`) where `network_layout` gives a
-    layout."""
-    raise NotImplementedError(f"{self.name} has no network layout")
+    LazyPriors of the queries of `layout`)."""
+    raise NotImplementedError(f"{self.name} is not a network")
 
   def prior(self, query: Query) -> np.ndarray | None:
     """The policy `evaluate` gives `query` (what PUCT needs at a search's

@@ -335,23 +335,23 @@ def test_bad_network_updates_are_refused_with_a_reason(kernels):
   parent, policy = np.zeros(0, np.int64), np.zeros((0, 1))
   root = np.ones(1)
   with pytest.raises(ValueError, match="leaf entry 0 names a missing seq"):
-    kernels.cfr_leaf_inputs(parent, policy, root, 1, parent, policy, root, 1,
+    kernels.cfr_leaf_inputs(root, root, parent, policy, 1, parent, policy, 1,
                             np.asarray([1]), np.asarray([0]), heads, eq, eq,
                             col, col, sizes, sizes, np.ones(1), 3)
   empty = np.zeros(0, np.int64)
   values = np.zeros((1, 1), dtype=np.float32)
   args = dict(
-      values=values, entry_query=eq, value_rows=np.zeros(1, np.int64),
-      unit=1.0, scale=np.ones(1), leaf_entries=np.asarray([3]),
+      values=values, scale=np.ones(1), own_reach=root, opp_reach=root,
+      avg_weight=1.0, entry_query=eq, value_rows=np.zeros(1, np.int64),
+      unit=1.0, leaf_entries=np.asarray([3]),
       leaf_seqs=np.zeros(1, np.int64), own_entries=empty, own_seqs=empty,
-      opp_seqs=empty, weights=np.zeros(0), sign=1.0, own_reach=root,
-      opp_reach=root, r_parent_seq=parent, policy=policy,
+      opp_seqs=empty, weights=np.zeros(0), sign=1.0, r_parent_seq=parent, policy=policy,
       regrets=np.zeros((0, 1)), avg=np.zeros((0, 1)),
       active=np.zeros((0, 1), bool), num_root=1, width=1, num_entries=1,
       propagate=True, entry_row=-np.ones(1, np.int64),
       e_prow=-np.ones(1, np.int64), e_pslot=-np.ones(1, np.int64),
       e_parent=-np.ones(1, np.int64), entry_sum=np.zeros(1),
-      entry_weight=np.zeros(1), avg_weight=1.0)
+      entry_weight=np.zeros(1))
   with pytest.raises(ValueError, match="leaf entry 0 names a missing entry"):
     kernels.cfr_network_update(**args)
   with pytest.raises(ValueError, match="leaf entry 0 names a missing seq"):

@@ -612,9 +612,9 @@ inline py::tuple LeafLayout(const Int64s& leaves, const Int64s& start0,
 // the network's inputs for them (`PackInputs`). Returns (reach0, reach1,
 // inputs, scale0, scale1, range0, range1).
 inline py::tuple LeafInputs(
-    const Int64s& r_parent_seq0, const Doubles& policy0,
-    const Doubles& root_range0, int64_t width0, const Int64s& r_parent_seq1,
-    const Doubles& policy1, const Doubles& root_range1, int64_t width1,
+    const Doubles& root_range0, const Doubles& root_range1,
+    const Int64s& r_parent_seq0, const Doubles& policy0, int64_t width0,
+    const Int64s& r_parent_seq1, const Doubles& policy1, int64_t width1,
     const Int64s& leaf_seq0, const Int64s& leaf_seq1, const Floats& heads,
     const Int64s& eq0, const Int64s& eq1, const Int64s& col0,
     const Int64s& col1, const Int64s& sizes0, const Int64s& sizes1,
@@ -657,16 +657,16 @@ inline py::tuple LeafInputs(
 // (`RegretUpdate`, own reach of each row's parent sequence). Returns
 // (sequence values, row values, entry values or None).
 inline py::tuple NetworkUpdate(
-    const Floats& values, const Int64s& eq, const Int64s& value_rows,
-    double unit, const Doubles& scale, const Int64s& leaf_entries,
+    const Floats& values, const Doubles& scale, const Doubles& own_reach,
+    const Doubles& opp_reach, double avg_weight, const Int64s& eq,
+    const Int64s& value_rows, double unit, const Int64s& leaf_entries,
     const Int64s& leaf_seqs, const Int64s& own_entries,
     const Int64s& own_seqs, const Int64s& opp_seqs, const Doubles& weights,
-    double sign, const Doubles& own_reach, const Doubles& opp_reach,
-    const Int64s& r_parent_seq, Doubles policy, Doubles regrets, Doubles avg,
-    const Bools& active, int64_t num_root, int64_t width,
+    double sign, const Int64s& r_parent_seq, Doubles policy, Doubles regrets,
+    Doubles avg, const Bools& active, int64_t num_root, int64_t width,
     int64_t num_entries, bool propagate, const Int64s& entry_row,
     const Int64s& e_prow, const Int64s& e_pslot, const Int64s& e_parent,
-    Doubles entry_sum, Doubles entry_weight, double avg_weight) {
+    Doubles entry_sum, Doubles entry_weight) {
   const int64_t rows = r_parent_seq.size();
   const int64_t num_seq = num_root + rows * width;
   Doubles leaf = UnpackValues(values, eq, value_rows, unit, scale);
@@ -761,9 +761,9 @@ inline void Define(py::module_& m) {
         "row, input column and sequence: (entries0, entries1, sizes0, "
         "sizes1, entry_query0, entry_query1, value_rows0, value_rows1, "
         "columns0, columns1, seqs0, seqs1).");
-  m.def("cfr_leaf_inputs", &LeafInputs, py::arg("r_parent_seq0"),
-        py::arg("policy0"), py::arg("root_range0"), py::arg("width0"),
-        py::arg("r_parent_seq1"), py::arg("policy1"), py::arg("root_range1"),
+  m.def("cfr_leaf_inputs", &LeafInputs, py::arg("root_range0"),
+        py::arg("root_range1"), py::arg("r_parent_seq0"), py::arg("policy0"),
+        py::arg("width0"), py::arg("r_parent_seq1"), py::arg("policy1"),
         py::arg("width1"), py::arg("leaf_seq0"), py::arg("leaf_seq1"),
         py::arg("heads"), py::arg("entry_query0"), py::arg("entry_query1"),
         py::arg("column0"), py::arg("column1"), py::arg("sizes0"),
@@ -771,17 +771,17 @@ inline void Define(py::module_& m) {
         "Both players' reaches, the leaves' ranges and a CVPN's inputs for "
         "them: (reach0, reach1, inputs, scale0, scale1, range0, range1).");
   m.def("cfr_network_update", &NetworkUpdate, py::arg("values"),
-        py::arg("entry_query"), py::arg("value_rows"), py::arg("unit"),
-        py::arg("scale"), py::arg("leaf_entries"), py::arg("leaf_seqs"),
+        py::arg("scale"), py::arg("own_reach"), py::arg("opp_reach"),
+        py::arg("avg_weight"), py::arg("entry_query"), py::arg("value_rows"),
+        py::arg("unit"), py::arg("leaf_entries"), py::arg("leaf_seqs"),
         py::arg("own_entries"), py::arg("own_seqs"), py::arg("opp_seqs"),
-        py::arg("weights"), py::arg("sign"), py::arg("own_reach"),
-        py::arg("opp_reach"), py::arg("r_parent_seq"),
+        py::arg("weights"), py::arg("sign"), py::arg("r_parent_seq"),
         py::arg("policy").noconvert(), py::arg("regrets").noconvert(),
         py::arg("avg").noconvert(), py::arg("active"), py::arg("num_root"),
         py::arg("width"), py::arg("num_entries"), py::arg("propagate"),
         py::arg("entry_row"), py::arg("e_prow"), py::arg("e_pslot"),
         py::arg("e_parent"), py::arg("entry_sum").noconvert(),
-        py::arg("entry_weight").noconvert(), py::arg("avg_weight"),
+        py::arg("entry_weight").noconvert(),
         "One player's CFR+ update from a network's leaf values, in place in "
         "policy, regrets, avg, entry_sum and entry_weight; returns (sequence "
         "values, row values, entry values or None).");

@@ -994,10 +994,11 @@ class _NetworkPlan(typing.NamedTuple):
   compiled: tuple[_Compiled, _Compiled]
   leaves: list[int]
   key: tuple[int, int, int]
-  entries: tuple[np.ndarray, np.ndarray]  # per player, leaf order
-  seqs: tuple[np.ndarray, np.ndarray]  # their sequences under `compiled`
   layout: NetworkLayout
   prior_index: dict[int, int]  # leaf node -> query, where it has a prior
+  leaf_args: tuple  # cfr_leaf_inputs' arguments after the root ranges
+  update_args: tuple[tuple, tuple]  # per player, cfr_network_update's
+  # arguments after the weight
 
 
 class _NetworkArrays:
@@ -1031,19 +1032,20 @@ class _NetworkArrays:
                        dtype=np.float32)
       grown[:self.nodes] = self.heads[:self.nodes]
       self.heads = grown
-    for node in new:
-      part = parts.get(node.index)
-      if part is None:
-        self.chance.append(0.0)
-        self.acting.append(None)
-        for p in range(2):
-          self.rows[p].fill(-1, tree.node_entries[p].buf[node.index])
-        continue
-      self.heads[node.index] = part.head
-      self.chance.append(part.chance)
-      self.acting.append(part.acting)
+    # Terminal nodes' entries keep -1 (they are never leaves).
+    self.chance.fill(0.0, len(new))
+    self.acting.extend([None] * len(new))
+    for p in range(2):
+      self.rows[p].fill(-1, tree.sides[p].num_entries - self.rows[p].n)
+    starts = (tree.node_entry_start[0].buf, tree.node_entry_start[1].buf)
+    for i, part in parts.items():
+      self.heads[i] = part.head
+      self.chance.buf[i] = part.chance
+      self.acting[i] = part.acting
       for p in range(2):
-        self.rows[p].extend(part.rows[p])
+        rows = part.rows[p]
+        start = int(starts[p][i])
+        self.rows[p].buf[start:start + len(rows)] = rows
     self.nodes = end
     for p in range(2):
       if self.rows[p].n != tree.sides[p].num_entries:
@@ -1068,6 +1070,7 @@ class GTCFR:
     self.value_players = tuple(value_players)
     self._entry_value_sum = [np.zeros(0), np.zeros(0)]
     self._entry_value_weight = [np.zeros(0), np.zeros(0)]
+    self._entry_value_buffers = [(np.zeros(0), np.zeros(0))] * 2
     self._leaf_entry_cache: dict = {}
     # Where the value function is a network (`network_spec`), updates run
     # through `_network_update` and `_plan` holds the leaves' layout.
@@ -1476,10 +1479,32 @@ class GTCFR:
         columns=(columns0, columns1), value_rows=(rows0, rows1),
         sizes=(sizes0, sizes1), chance=arrays.chance.buf[at],
         input_size=input_size, units=units, defined=defined, priors=priors)
+    sides = tree.sides
+    # The arguments of the C++ calls that stay the same until the tree
+    # grows (`_network_update` adds those that change at each update).
+    leaf_args = (compiled[0].r_parent_seq, sides[0].policy, compiled[0].width,
+                 compiled[1].r_parent_seq, sides[1].policy, compiled[1].width,
+                 seqs0, seqs1, layout.heads, eq0, eq1, columns0, columns1,
+                 sizes0, sizes1, layout.chance, input_size)
+    # (The terminals as `_terminal_sequences` gives them, in the same
+    # order, kept up to date by appending.)
+    e0, e1, w, s0, s1 = self._fixed_histories(compiled)
+    update_args = []
+    for p in range(2):
+      side, c = sides[p], compiled[p]
+      track = p in self.value_players
+      total, count = (self._entry_value_sums(p, c.num_entries) if track
+                      else (_EMPTY, _EMPTY))
+      update_args.append((
+          (eq0, eq1)[p], (rows0, rows1)[p], units[p], (entries0, entries1)[p],
+          (seqs0, seqs1)[p], (e0, e1)[p], (s0, s1)[p], (s1, s0)[p], w,
+          1.0 if p == 0 else -1.0, c.r_parent_seq, side.policy, side.regrets,
+          side.avg, side.active, c.num_root, c.width, c.num_entries, track,
+          c.entry_row, c.e_prow, c.e_pslot, c.e_parent, total, count))
     self._plan = _NetworkPlan(
         compiled=compiled, leaves=leaves, key=self._leaf_key(),
-        entries=(entries0, entries1), seqs=(seqs0, seqs1), layout=layout,
-        prior_index={leaves[k]: k for k in defined})
+        layout=layout, prior_index={leaves[k]: k for k in defined},
+        leaf_args=leaf_args, update_args=tuple(update_args))
     return self._plan
 
   def _network_update(self, kernels, compiled, plan: _NetworkPlan, p: int,
@@ -1491,40 +1516,23 @@ class GTCFR:
     terminals', the propagation, the regret update), with the numbers of
     the passes called one by one."""
     tree = self.tree
-    sides = tree.sides
-    c0, c1 = compiled
-    layout = plan.layout
     reach0, reach1, inputs, scale0, scale1, range0, range1 = (
-        kernels.cfr_leaf_inputs(
-            c0.r_parent_seq, sides[0].policy, self.root_ranges[0], c0.width,
-            c1.r_parent_seq, sides[1].policy, self.root_ranges[1], c1.width,
-            plan.seqs[0], plan.seqs[1], layout.heads, *layout.entry_query,
-            *layout.columns, *layout.sizes, layout.chance, layout.input_size))
+        kernels.cfr_leaf_inputs(self.root_ranges[0], self.root_ranges[1],
+                                *plan.leaf_args))
     reaches = [reach0, reach1]
     self._reaches = reaches
-    values, priors = self.value_fn.network_values(layout, inputs)
+    values, priors = self.value_fn.network_values(plan.layout, inputs)
     if self.config.record_queries:
       self.queries.append(PackedQueries(
           [tree.nodes[i].ps for i in plan.leaves], (range0, range1),
-          key=plan.key, sizes=layout.sizes))
+          key=plan.key, sizes=plan.layout.sizes))
     # Each leaf's prior is computed if the leaf is expanded before the next
     # call replaces it.
     tree.latest_priors[:] = (priors, plan.prior_index)
-    o = 1 - p
-    side, c = sides[p], compiled[p]
-    e0, e1, w, s0, s1 = self._terminal_sequences(compiled)
-    track = p in self.value_players
-    total, count = (self._entry_value_sums(p, c.num_entries) if track
-                    else (_EMPTY, _EMPTY))
     seq_values, row_values, _ = kernels.cfr_network_update(
-        values, layout.entry_query[p], layout.value_rows[p], layout.units[p],
-        scale0 if p == 0 else scale1, plan.entries[p], plan.seqs[p],
-        e0 if p == 0 else e1, s0 if p == 0 else s1, s1 if p == 0 else s0, w,
-        1.0 if p == 0 else -1.0, reaches[p], reaches[o], c.r_parent_seq,
-        side.policy, side.regrets, side.avg, side.active, c.num_root,
-        c.width, c.num_entries, track, c.entry_row, c.e_prow, c.e_pslot,
-        c.e_parent, total, count, weight)
-    self._record_values(p, c, seq_values, row_values, weight)
+        values, scale0 if p == 0 else scale1, reaches[p], reaches[1 - p],
+        weight, *plan.update_args[p])
+    self._record_values(p, compiled[p], seq_values, row_values, weight)
 
   def _record_values(self, p: int, c: _Compiled, seq_values: np.ndarray,
                      row_values: np.ndarray, weight: float) -> None:
@@ -1550,8 +1558,15 @@ class GTCFR:
     their weights, grown with zeros to `num_entries`."""
     total, count = self._entry_value_sum[p], self._entry_value_weight[p]
     if len(total) < num_entries:
-      total = np.concatenate([total, np.zeros(num_entries - len(total))])
-      count = np.concatenate([count, np.zeros(num_entries - len(count))])
+      # Views of buffers grown by doubling (past the views, zeros).
+      buffers = self._entry_value_buffers[p]
+      if len(buffers[0]) < num_entries:
+        size = max(num_entries, 2 * len(buffers[0]))
+        grown = (np.zeros(size), np.zeros(size))
+        grown[0][:len(total)] = total
+        grown[1][:len(count)] = count
+        buffers = self._entry_value_buffers[p] = grown
+      total, count = buffers[0][:num_entries], buffers[1][:num_entries]
       self._entry_value_sum[p], self._entry_value_weight[p] = total, count
     return total, count
 

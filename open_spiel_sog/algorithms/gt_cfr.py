@@ -483,26 +483,27 @@ class SearchTree:
       side = self.sides[p]
       start = side.num_entries
       base = parent_node.entry_start[p]
-      parent_infostate = parent_node.ps.history_infostate[p]
       acting = parent_node.player == p  # p acted: new sequences (row, slot)
+      parent_rows = parent_node.rows.tolist() if acting else None
       parent_entries: list[int] = []
       rows: list[int] = []
       slots: list[int] = []
+      starts: list[int] = []
       for node in nodes:
         ps = node.ps
         node.entry_start[p] = start + len(parent_entries)
-        self.node_entry_start[p].append(node.entry_start[p])
-        self.node_entries[p].append(ps.num_infostates(p))
+        starts.append(node.entry_start[p])
         # Each infostate's entry hangs below the parent's entry of its
         # first history (the same for all of them: perfect recall).
-        first = ps.first_histories(p)
-        parent_inf = parent_infostate[ps.parent_history[first]].tolist()
+        parent_inf, actions = ps.parent_links(p)
         parent_entries.extend([base + j for j in parent_inf])
         if acting:
-          node_rows = parent_node.rows[parent_inf].tolist()
+          node_rows = [parent_rows[j] for j in parent_inf]
           rows.extend(node_rows)
-          slots.extend([side.r_actions[row].index(a) for row, a in zip(
-              node_rows, ps.parent_action[first].tolist())])
+          slots.extend([side.r_actions[row].index(a)
+                        for row, a in zip(node_rows, actions)])
+      self.node_entry_start[p].extend(starts)
+      self.node_entries[p].extend([ps.num_infostates(p) for ps in pss])
       n = len(parent_entries)
       side.e_row.fill(-1, n)
       side.e_parent.extend(parent_entries)

@@ -691,6 +691,20 @@ class PublicState:
       self._computed[key] = first
     return first
 
+  def parent_links(self, player: int) -> tuple[list[int], list[int]]:
+    """For each of `player`'s infostates, the parent public state's
+    infostate of `player` that its first history comes from, and the action
+    that led from there (perfect recall: the same for all its histories)."""
+    key = ("parent_links", player)
+    links = self._computed.get(key)
+    if links is None:
+      first = self.first_histories(player)
+      links = (self.parent.history_infostate[player][
+                   self.parent_history[first]].tolist(),
+               self.parent_action[first].tolist())
+      self._computed[key] = links
+    return links
+
   def returns0(self) -> np.ndarray:
     """[H] player 0's return at each history (a terminal public state's)."""
     u0 = self._computed.get("returns0")

@@ -243,6 +243,9 @@ class _Expansion(NamedTuple):
   # label -> `PublicState.derived` of the group's public state when built
   # whole (filled as they are built).
   derived: dict
+  # label -> (member indices, chance reach, parent history, parent action,
+  # histories) of a group built whole (filled as they are built).
+  parts: dict
 
 
 class ExpansionCache:
@@ -1155,7 +1158,7 @@ class PublicStateObserver:
         ph.flags.writeable = pa.flags.writeable = False
         reach_arr.flags.writeable = False
         cached = _Expansion(tuple(children), reach_arr, ph, pa, keys, groups,
-                            {})
+                            {}, {})
         EXPANSIONS.put(content, cached)
       timed = len(children)
     else:
@@ -1171,9 +1174,23 @@ class PublicStateObserver:
     for label, members in groups:  # the order built: deterministic
       if only_forced and forced not in members:
         continue
-      idx = np.asarray(members)
-      weights = reach_arr[idx]
       sampled = bool(bound) and len(members) > limit
+      whole = cached is not None and not sampled
+      # A group built whole from a cached expansion is the same for every
+      # observer: its arrays are kept with the expansion (read-only).
+      part = cached.parts.get(label) if whole else None
+      if part is None:
+        idx = np.asarray(members)
+        weights = reach_arr[idx]
+        if not sampled:
+          part = (idx, weights, ph[idx], pa[idx],
+                  [children[k] for k in idx.tolist()])
+          if whole:
+            for a in part[:4]:
+              a.flags.writeable = False
+            cached.parts[label] = part
+      if part is not None:
+        idx, weights, group_ph, group_pa, histories = part
       favoured = None if line is None else line[ph[idx]]
       if favour is not None and forced in members:
         mine = keys[favour]
@@ -1197,13 +1214,15 @@ class PublicStateObserver:
                 for p in range(2))]
         self._replaced_ids = [i for old in self._replaced
                               for i in self._forget(old)]
-      whole = cached is not None and not sampled
       derived = cached.derived.get(label) if whole else None
-      kept_list = idx.tolist()
+      if sampled:
+        kept_list = idx.tolist()
+        histories = [children[k] for k in kept_list]
+        group_ph, group_pa = ph[idx], pa[idx]
       child = self._new_public_state(
-          ps, label, [children[k] for k in kept_list], weights, ph[idx],
-          pa[idx], None if derived is not None else
-          [[player_keys[k] for k in kept_list] for player_keys in keys],
+          ps, label, histories, weights, group_ph, group_pa,
+          None if derived is not None else
+          [[player_keys[k] for k in idx.tolist()] for player_keys in keys],
           derived)
       if whole and derived is None:
         child.history_infostate.flags.writeable = False

@@ -752,7 +752,127 @@ inline py::tuple NetworkUpdate(
   return py::make_tuple(seq_values, row_values, entry_out);
 }
 
+// One tree shape's arguments of `LeafInputs` and `NetworkUpdate` that do
+// not change between its updates, converted once when GT-CFR's plan is made
+// (a few updates use each; converting some forty arrays per call cost as
+// much as the passes themselves). The arrays are held, not copied: those
+// updated in place must come as they are (float64, C order), or are refused.
+class NetworkPlan {
+ public:
+  NetworkPlan(const py::tuple& leaf_args, const py::tuple& update0,
+              const py::tuple& update1) {
+    if (leaf_args.size() != 17 || update0.size() != 25 ||
+        update1.size() != 25) {
+      Fail("a network plan takes 17 leaf arguments and 25 update arguments "
+           "per player");
+    }
+    const auto& a = leaf_args;
+    leaf_ = Leaf{a[0].cast<Int64s>(), a[1].cast<Doubles>(),
+                 a[2].cast<int64_t>(), a[3].cast<Int64s>(),
+                 a[4].cast<Doubles>(), a[5].cast<int64_t>(),
+                 a[6].cast<Int64s>(), a[7].cast<Int64s>(),
+                 a[8].cast<Floats>(), a[9].cast<Int64s>(),
+                 a[10].cast<Int64s>(), a[11].cast<Int64s>(),
+                 a[12].cast<Int64s>(), a[13].cast<Int64s>(),
+                 a[14].cast<Int64s>(), a[15].cast<Doubles>(),
+                 a[16].cast<int64_t>()};
+    const py::tuple* updates[2] = {&update0, &update1};
+    for (int p = 0; p < 2; ++p) {
+      const auto& u = *updates[p];
+      update_[p] = Update{
+          u[0].cast<Int64s>(), u[1].cast<Int64s>(), u[2].cast<double>(),
+          u[3].cast<Int64s>(), u[4].cast<Int64s>(), u[5].cast<Int64s>(),
+          u[6].cast<Int64s>(), u[7].cast<Int64s>(), u[8].cast<Doubles>(),
+          u[9].cast<double>(), u[10].cast<Int64s>(), InPlace(u[11], "policy"),
+          InPlace(u[12], "regrets"), InPlace(u[13], "avg"),
+          u[14].cast<Bools>(), u[15].cast<int64_t>(), u[16].cast<int64_t>(),
+          u[17].cast<int64_t>(), u[18].cast<bool>(), u[19].cast<Int64s>(),
+          u[20].cast<Int64s>(), u[21].cast<Int64s>(), u[22].cast<Int64s>(),
+          InPlace(u[23], "entry_sum"), InPlace(u[24], "entry_weight")};
+    }
+  }
+
+  py::tuple LeafInputsFor(const Doubles& root_range0,
+                          const Doubles& root_range1) const {
+    const Leaf& l = leaf_;
+    return LeafInputs(root_range0, root_range1, l.parent0, l.policy0,
+                      l.width0, l.parent1, l.policy1, l.width1, l.seqs0,
+                      l.seqs1, l.heads, l.eq0, l.eq1, l.col0, l.col1,
+                      l.sizes0, l.sizes1, l.chance, l.input_size);
+  }
+
+  py::tuple UpdateFor(int p, const Floats& values, const Doubles& scale,
+                      const Doubles& own_reach, const Doubles& opp_reach,
+                      double avg_weight) const {
+    if (p != 0 && p != 1) Fail("player must be 0 or 1");
+    const Update& u = update_[p];
+    return NetworkUpdate(values, scale, own_reach, opp_reach, avg_weight,
+                         u.eq, u.rows, u.unit, u.leaf_entries, u.leaf_seqs,
+                         u.own_entries, u.own_seqs, u.opp_seqs, u.weights,
+                         u.sign, u.parent, u.policy, u.regrets, u.avg,
+                         u.active, u.num_root, u.width, u.num_entries,
+                         u.propagate, u.entry_row, u.e_prow, u.e_pslot,
+                         u.e_parent, u.entry_sum, u.entry_weight);
+  }
+
+ private:
+  static Doubles InPlace(const py::handle& h, const char* name) {
+    Doubles a = h.cast<Doubles>();
+    if (a.ptr() != h.ptr()) {
+      Fail(std::string(name) + " must be a float64 array in C order (it is "
+           "updated in place)");
+    }
+    return a;
+  }
+
+  struct Leaf {
+    Int64s parent0;
+    Doubles policy0;
+    int64_t width0;
+    Int64s parent1;
+    Doubles policy1;
+    int64_t width1;
+    Int64s seqs0, seqs1;
+    Floats heads;
+    Int64s eq0, eq1, col0, col1, sizes0, sizes1;
+    Doubles chance;
+    int64_t input_size;
+  };
+  struct Update {
+    Int64s eq, rows;
+    double unit;
+    Int64s leaf_entries, leaf_seqs, own_entries, own_seqs, opp_seqs;
+    Doubles weights;
+    double sign;
+    Int64s parent;
+    Doubles policy, regrets, avg;
+    Bools active;
+    int64_t num_root, width, num_entries;
+    bool propagate;
+    Int64s entry_row, e_prow, e_pslot, e_parent;
+    Doubles entry_sum, entry_weight;
+  };
+  Leaf leaf_;
+  Update update_[2];
+};
+
 inline void Define(py::module_& m) {
+  py::class_<NetworkPlan>(m, "NetworkPlan",
+                          "One tree shape's unchanging arguments of "
+                          "cfr_leaf_inputs and cfr_network_update.")
+      .def(py::init<const py::tuple&, const py::tuple&, const py::tuple&>(),
+           py::arg("leaf_args"), py::arg("update_args0"),
+           py::arg("update_args1"),
+           "leaf_args: cfr_leaf_inputs' arguments after the root ranges; "
+           "update_argsP: cfr_network_update's after avg_weight, player P's.")
+      .def("leaf_inputs", &NetworkPlan::LeafInputsFor,
+           py::arg("root_range0"), py::arg("root_range1"),
+           "cfr_leaf_inputs with the plan's arguments.")
+      .def("update", &NetworkPlan::UpdateFor, py::arg("player"),
+           py::arg("values"), py::arg("scale"), py::arg("own_reach"),
+           py::arg("opp_reach"), py::arg("avg_weight"),
+           "cfr_network_update of `player` with the plan's arguments.");
+
   m.def("cfr_leaf_layout", &LeafLayout, py::arg("leaves"), py::arg("start0"),
         py::arg("count0"), py::arg("start1"), py::arg("count1"),
         py::arg("entry_rows0"), py::arg("entry_rows1"), py::arg("e_seq0"),

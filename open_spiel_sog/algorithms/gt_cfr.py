@@ -997,9 +997,9 @@ class _NetworkPlan(typing.NamedTuple):
   key: tuple[int, int, int]
   layout: NetworkLayout
   prior_index: dict[int, int]  # leaf node -> query, where it has a prior
-  # The shim's NetworkPlan: the arguments of cfr_leaf_inputs and
-  # cfr_network_update that stay the same until the tree grows.
-  native: object
+  leaf_args: tuple  # cfr_leaf_inputs' arguments after the root ranges
+  update_args: tuple[tuple, tuple]  # per player, cfr_network_update's
+  # arguments after the weight
 
 
 class _NetworkArrays:
@@ -1397,7 +1397,7 @@ class GTCFR:
         self._network is not None and not fixed):
       plan = self._network_plan(compiled)
       if plan is not None:
-        self._network_update(compiled, plan, players[0], weight)
+        self._network_update(kernels, compiled, plan, players[0], weight)
         return
     reaches = self._current_reaches(compiled)
     self._reaches = reaches
@@ -1505,10 +1505,10 @@ class GTCFR:
     self._plan = _NetworkPlan(
         compiled=compiled, leaves=leaves, key=self._leaf_key(),
         layout=layout, prior_index={leaves[k]: k for k in defined},
-        native=_kernels().NetworkPlan(leaf_args, *update_args))
+        leaf_args=leaf_args, update_args=tuple(update_args))
     return self._plan
 
-  def _network_update(self, compiled, plan: _NetworkPlan, p: int,
+  def _network_update(self, kernels, compiled, plan: _NetworkPlan, p: int,
                       weight: float) -> None:
     """`_update` of one player where a network values the leaves: the
     passes before the network call in one C++ call (`cfr_leaf_inputs`:
@@ -1518,7 +1518,8 @@ class GTCFR:
     the passes called one by one."""
     tree = self.tree
     reach0, reach1, inputs, scale0, scale1, range0, range1 = (
-        plan.native.leaf_inputs(self.root_ranges[0], self.root_ranges[1]))
+        kernels.cfr_leaf_inputs(self.root_ranges[0], self.root_ranges[1],
+                                *plan.leaf_args))
     reaches = [reach0, reach1]
     self._reaches = reaches
     values, priors = self.value_fn.network_values(plan.layout, inputs)
@@ -1529,9 +1530,9 @@ class GTCFR:
     # Each leaf's prior is computed if the leaf is expanded before the next
     # call replaces it.
     tree.latest_priors[:] = (priors, plan.prior_index)
-    seq_values, row_values, _ = plan.native.update(
-        p, values, scale0 if p == 0 else scale1, reaches[p], reaches[1 - p],
-        weight)
+    seq_values, row_values, _ = kernels.cfr_network_update(
+        values, scale0 if p == 0 else scale1, reaches[p], reaches[1 - p],
+        weight, *plan.update_args[p])
     self._record_values(p, compiled[p], seq_values, row_values, weight)
 
   def _record_values(self, p: int, c: _Compiled, seq_values: np.ndarray,

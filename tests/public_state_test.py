@@ -427,6 +427,21 @@ def test_shared_expansions_give_the_public_states_built_anew(game_string):
     for name in ("row_parent_seq", "legal_mask", "row_actions", "entry_seq"):
       np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
   np.testing.assert_array_equal(second.terminals.weight, alone.terminals.weight)
+  # The second observer's public states hold the first's arrays, read-only
+  # (a write would change the first observer's too), and what is derived
+  # from them; an observer sharing nothing holds arrays of its own.
+  shared = [(a, b) for a, b in zip(first.public_states, second.public_states)
+            if a.parent is not None]
+  assert shared and all(a.chance_reach is b.chance_reach and
+                        a.parent_action is b.parent_action and
+                        not b.chance_reach.flags.writeable
+                        for a, b in shared)
+  with pytest.raises(ValueError, match="read-only"):
+    shared[0][1].chance_reach[0] = 0.0
+  for b, c in zip(second.public_states, alone.public_states):
+    if b.parent is not None:
+      for p in range(2):
+        assert b.parent_links(p) == c.parent_links(p)
 
 
 def test_expansion_cache_is_bounded_and_keeps_only_exact_public_states():

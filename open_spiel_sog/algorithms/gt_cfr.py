@@ -242,38 +242,45 @@ class _Grow:
   is the filled part without a copy (later appends do not change a view
   taken before them)."""
 
-  __slots__ = ("buf", "n")
+  __slots__ = ("buf", "n", "cap")
 
   def __init__(self, dtype=np.int64):
     self.buf = np.zeros(16, dtype)
     self.n = 0
+    self.cap = 16  # len(buf): a search makes thousands of these calls
 
   def __len__(self) -> int:
     return self.n
 
-  def _reserve(self, size: int) -> None:
-    if size > len(self.buf):
-      grown = np.zeros(max(size, 2 * len(self.buf)), self.buf.dtype)
-      grown[:self.n] = self.buf[:self.n]
-      self.buf = grown
+  def _grow(self, size: int) -> None:
+    grown = np.zeros(max(size, 2 * self.cap), self.buf.dtype)
+    grown[:self.n] = self.buf[:self.n]
+    self.buf = grown
+    self.cap = len(grown)
 
   def append(self, value) -> None:
-    if self.n == len(self.buf):
-      self._reserve(self.n + 1)
-    self.buf[self.n] = value
-    self.n += 1
+    n = self.n
+    if n == self.cap:
+      self._grow(n + 1)
+    self.buf[n] = value
+    self.n = n + 1
 
   def extend(self, values) -> None:
-    k = len(values)
-    self._reserve(self.n + k)
-    self.buf[self.n:self.n + k] = values
-    self.n += k
+    n = self.n
+    end = n + len(values)
+    if end > self.cap:
+      self._grow(end)
+    self.buf[n:end] = values
+    self.n = end
 
   def fill(self, value, k: int) -> None:
     """Appends `value` k times."""
-    self._reserve(self.n + k)
-    self.buf[self.n:self.n + k] = value
-    self.n += k
+    n = self.n
+    end = n + k
+    if end > self.cap:
+      self._grow(end)
+    self.buf[n:end] = value
+    self.n = end
 
   def view(self) -> np.ndarray:
     return self.buf[:self.n]

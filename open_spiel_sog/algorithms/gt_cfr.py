@@ -174,7 +174,7 @@ class _Node:
 
   __slots__ = ("ps", "index", "parent", "depth", "player", "entry_start",
                "rows", "expanded", "children", "_prior", "_latest",
-               "transitions", "_infostate_histories")
+               "transitions", "_infostate_histories", "chance_cdfs")
 
   def __init__(self, ps: PublicState, index: int, parent: int, depth: int,
                latest: list | None = None):
@@ -194,6 +194,9 @@ class _Node:
     self._latest = latest if latest is not None else [None, None]
     self.transitions: dict[tuple[int, int], tuple[int, int]] | None = None
     self._infostate_histories: list[list[int]] | None = None
+    # At a chance node: history -> (outcomes, their normalised cumulative
+    # probabilities), as simulations draw them.
+    self.chance_cdfs: dict[int, tuple] = {}
 
   @property
   def prior(self) -> np.ndarray | None:
@@ -245,9 +248,11 @@ class _Grow:
   __slots__ = ("buf", "n", "cap")
 
   def __init__(self, dtype=np.int64):
-    self.buf = np.zeros(16, dtype)
+    # (256: a Leduc search's arrays reach hundreds to thousands, and each
+    # doubling copies.)
+    self.buf = np.zeros(256, dtype)
     self.n = 0
-    self.cap = 16  # len(buf): a search makes thousands of these calls
+    self.cap = 256  # len(buf): a search makes thousands of these calls
 
   def __len__(self) -> int:
     return self.n
@@ -790,10 +795,19 @@ def _draw(rng: np.random.Generator, probs) -> int:
   """`rng.choice(len(probs), p=probs)`, the same draw from the same stream
   (numpy's own steps: the normalised cumulative sum searched at one
   `rng.random()`), without its checks, which cost twice the draw."""
+  return _draw_cdf(rng, _cdf(probs))
+
+
+def _cdf(probs) -> np.ndarray:
+  """The normalised cumulative sum `_draw` searches."""
   cdf = np.cumsum(probs, dtype=np.float64)
   if not cdf[-1] > 0.0:
     raise ValueError(f"cannot draw from probabilities summing to {cdf[-1]}")
   cdf /= cdf[-1]
+  return cdf
+
+
+def _draw_cdf(rng: np.random.Generator, cdf: np.ndarray) -> int:
   return int(np.searchsorted(cdf, rng.random(), side="right"))
 
 
@@ -1696,8 +1710,11 @@ class GTCFR:
         break
       ps = node.ps
       if q == CHANCE:
-        actions, probs = zip(*ps.histories[h].chance_outcomes())
-        a = int(actions[_draw(self.rng, probs)])
+        outcomes = node.chance_cdfs.get(h)
+        if outcomes is None:
+          actions, probs = zip(*ps.histories[h].chance_outcomes())
+          outcomes = node.chance_cdfs[h] = (actions, _cdf(probs))
+        a = int(outcomes[0][_draw_cdf(self.rng, outcomes[1])])
       else:
         rows = node.rows
         row = int(rows[0] if len(rows) == 1 else

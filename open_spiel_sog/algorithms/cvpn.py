@@ -30,7 +30,7 @@ import json
 import os
 import weakref
 import zipfile
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pyspiel

@@ -50,8 +50,7 @@ import functools
 import itertools
 import math
 import time
-import typing
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -1011,7 +1010,7 @@ def _average_policy(side: _Side) -> np.ndarray:
                   current)
 
 
-class _NetworkPlan(typing.NamedTuple):
+class _NetworkPlan(NamedTuple):
   """The leaves of one tree shape as `GTCFR._network_update` reads them."""
   compiled: tuple[_Compiled, _Compiled]
   leaves: list[int]

@@ -33,8 +33,7 @@ import collections
 import collections.abc
 import dataclasses
 import time
-import typing
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 import warnings
 
 import numpy as np
@@ -122,7 +121,7 @@ class PackedQueries:
     return out
 
 
-class NetworkPart(typing.NamedTuple):
+class NetworkPart(NamedTuple):
   """What a network value function reads of one public state
   (`ValueFunction.network_parts`): its input row is `head` followed by one
   column per value row, where each infostate's normalised range goes, at the
@@ -145,7 +144,7 @@ class NetworkPart(typing.NamedTuple):
     return None if self.acting is None else self.acting[1]
 
 
-class NetworkLayout(typing.NamedTuple):
+class NetworkLayout(NamedTuple):
   """Packed queries as a network reads them: what the network's inputs are
   packed from and its values unpacked with (the arithmetic of the shim's
   `cvpn_pack_inputs` and `cvpn_unpack_values`, which GT-CFR's update with a

@@ -1397,10 +1397,23 @@ class PublicStateObserver:
     quota = np.maximum(1, np.round(n * totals / totals.sum())).astype(int)
     counts = np.zeros(len(idx))
     scale = np.zeros(len(idx))
+    # Each stratum's members in order (a stable sort by stratum, not a pass
+    # over all children per stratum), and its draws as Generator.choice
+    # makes them with replacement (the normalised cumulative sum searched
+    # at uniforms; one call for all the strata's uniforms, which the stream
+    # gives in the same order), without choice's checks: the same draws.
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(
+        inverse, minlength=len(labels)))]).tolist()
+    uniforms = self._rng.random(int(quota.sum()))
+    used = 0
     for s in range(len(labels)):
-      members = np.nonzero(inverse == s)[0]
+      members = order[bounds[s]:bounds[s + 1]]
       w = weights[members]
-      draws = self._rng.choice(len(members), size=quota[s], p=w / w.sum())
+      cdf = np.cumsum(w / w.sum())
+      cdf /= cdf[-1]
+      draws = cdf.searchsorted(uniforms[used:used + quota[s]], side="right")
+      used += quota[s]
       counts[members] = np.bincount(draws, minlength=len(members))
       forced_here = np.nonzero(idx[members] == forced)[0]
       if forced_here.size and counts[members[forced_here[0]]] == 0:

@@ -257,7 +257,9 @@ class ValueFunction(abc.ABC):
 
   # A network value function (the CVPN) implements the three methods below;
   # GT-CFR then packs its inputs and unpacks its values itself, in C++
-  # around the network call, with the arithmetic of its `evaluate_packed`.
+  # around the network call, with the arithmetic of its `evaluate_packed`
+  # (which a search then does not call: a subclass that changes
+  # `evaluate_packed` returns None from `network_spec`).
 
   def network_spec(self) -> tuple[int, tuple[float, float]] | None:
     """(input row width, each player's value unit) of a network value

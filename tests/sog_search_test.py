@@ -21,6 +21,7 @@ from open_spiel_sog.algorithms import value_functions
 from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
 from open_spiel_sog.evaluation.exploitability import tabular_policy
 from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.utils import draws
 
 # Rock-paper-scissors where any win involving scissors pays 2; player 2 does
 # not see player 1's move (one infoset). Equilibrium: R 0.4, P 0.4, S 0.2.
@@ -652,8 +653,10 @@ def test_recorded_queries_hold_the_reach_of_the_current_policies():
 
 
 def test_draws_are_numpys_choice_from_the_same_stream():
-  """GT-CFR's chance and belief draws skip Generator.choice's checks but
-  take the same draws from the same stream (searches stay seed for seed)."""
+  """GT-CFR's chance and belief draws, and sampled public states' strata
+  (utils.draws), skip Generator.choice's checks but take the same draws
+  from the same stream, one at a time or many at uniforms drawn together
+  (searches and samples stay seed for seed)."""
   rng = np.random.default_rng(0)
   for seed in range(200):
     k = int(rng.integers(1, 30))
@@ -662,7 +665,11 @@ def test_draws_are_numpys_choice_from_the_same_stream():
     probs /= probs.sum()
     ours, numpys = np.random.default_rng(seed), np.random.default_rng(seed)
     for _ in range(20):
-      assert gt_cfr._draw(ours, probs) == int(numpys.choice(k, p=probs))  # pylint: disable=protected-access
+      assert draws.draw(ours, probs) == int(numpys.choice(k, p=probs))
+    size = int(rng.integers(1, 40))
+    np.testing.assert_array_equal(
+        draws.search(draws.cumulative(probs), ours.random(size)),
+        numpys.choice(k, size=size, p=probs))
     assert ours.random() == numpys.random()
   with pytest.raises(ValueError, match="summing to 0"):
-    gt_cfr._draw(np.random.default_rng(0), np.zeros(3))  # pylint: disable=protected-access
+    draws.draw(np.random.default_rng(0), np.zeros(3))

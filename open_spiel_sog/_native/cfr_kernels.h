@@ -344,6 +344,34 @@ inline int64_t Select(const Doubles& seq_values, const Doubles& row_values,
   return k - 1;
 }
 
+// The end of one player's update: the sequence values from `seq_values`
+// (the direct values, in place) and the row values (`Values`), then, where
+// there are rows, the regret and average update with regret matching
+// (`RegretUpdate`, own reach of each row's parent sequence, weight
+// `avg_weight`). Returns the row values.
+inline Doubles ValuesAndRegretUpdate(const Int64s& r_parent_seq,
+                                     Doubles policy, Doubles regrets,
+                                     Doubles avg, const Bools& active,
+                                     Doubles seq_values,
+                                     const Doubles& own_reach,
+                                     double avg_weight, int64_t num_root,
+                                     int64_t width) {
+  const int64_t rows = r_parent_seq.size();
+  Doubles row_values = Values(r_parent_seq, policy, seq_values, num_root,
+                              width);
+  if (rows > 0) {
+    CheckSize(own_reach, num_root + rows * width, "own_reach");
+    Doubles own(rows);
+    double* o = own.mutable_data();
+    const double* reach = own_reach.data();
+    const int64_t* parent = r_parent_seq.data();
+    for (int64_t r = 0; r < rows; ++r) o[r] = reach[parent[r]];
+    RegretUpdate(regrets, avg, policy, active, seq_values, row_values, own,
+                 avg_weight, num_root, rows, width);
+  }
+  return row_values;
+}
+
 // One player's whole CFR+ update of gt_cfr.GTCFR._update where every leaf
 // value is a fixed sum over histories (terminals and folded rollout leaves),
 // in one call: both players' reaches under their current policies (`Reach`);
@@ -406,17 +434,10 @@ inline py::tuple FixedUpdate(
     EntryValues(entry_values, entry_row, e_prow, e_pslot, e_parent, policy,
                 rows, width);
   }
-  Doubles row_values = Values(r_parent_seq, policy, seq_values, num_root,
-                              width);
-  if (rows > 0) {
-    Doubles own(rows);
-    double* o = own.mutable_data();
-    const double* reach = own_reach.data();
-    const int64_t* parent = r_parent_seq.data();
-    for (int64_t r = 0; r < rows; ++r) o[r] = reach[parent[r]];
-    RegretUpdate(regrets, avg, policy, active, seq_values, row_values, own,
-                 avg_weight, num_root, rows, width);
-  }
+  Doubles row_values =
+      ValuesAndRegretUpdate(r_parent_seq, policy, regrets, avg, active,
+                            seq_values, own_reach, avg_weight, num_root,
+                            width);
   return py::make_tuple(own_reach, opp_reach, seq_values, row_values,
                         entry_values);
 }
@@ -653,9 +674,8 @@ inline py::tuple LeafInputs(
 // `leaf_entries`, plus the terminals' sum per entry into own_entries) is
 // propagated up the tree (`EntryValues`) and added, times `avg_weight`, to
 // `entry_sum` (and `avg_weight` to `entry_weight`), in place; then the
-// sequence and row values (`Values`) and the regret and average update
-// (`RegretUpdate`, own reach of each row's parent sequence). Returns
-// (sequence values, row values, entry values or None).
+// sequence and row values and the regret and average update
+// (`ValuesAndRegretUpdate`). Returns (sequence values, row values).
 inline py::tuple NetworkUpdate(
     const Floats& values, const Doubles& scale, const Doubles& own_reach,
     const Doubles& opp_reach, double avg_weight, const Int64s& eq,
@@ -693,30 +713,32 @@ inline py::tuple NetworkUpdate(
     }
     leaf_sum[ls[i]] += lv[i];
   }
+  // Each terminal history's value, summed per sequence and (to propagate)
+  // per entry.
   Doubles seq_values(num_seq);
   double* direct = seq_values.mutable_data();
   for (int64_t s = 0; s < num_seq; ++s) direct[s] = 0.0;
+  std::vector<double> terminal(propagate ? num_entries : 0, 0.0);
+  const int64_t* oe = own_entries.data();
   for (int64_t i = 0; i < n; ++i) {
     if (os[i] < 0 || os[i] >= num_seq || xs[i] < 0 || xs[i] >= opp_size) {
       Fail("terminal history " + std::to_string(i) + " names a missing "
            "sequence");
     }
-    direct[os[i]] += (sign * w[i]) * opp[xs[i]];
-  }
-  for (int64_t s = 0; s < num_seq; ++s) direct[s] += leaf_sum[s];
-  py::object entry_out = py::none();
-  if (propagate) {
-    Doubles entry_values(num_entries);
-    double* ev = entry_values.mutable_data();
-    std::vector<double> terminal(num_entries, 0.0);
-    const int64_t* oe = own_entries.data();
-    for (int64_t i = 0; i < n; ++i) {
+    const double v = (sign * w[i]) * opp[xs[i]];
+    direct[os[i]] += v;
+    if (propagate) {
       if (oe[i] < 0 || oe[i] >= num_entries) {
         Fail("terminal history " + std::to_string(i) + " names a missing "
              "entry");
       }
-      terminal[oe[i]] += (sign * w[i]) * opp[xs[i]];
+      terminal[oe[i]] += v;
     }
+  }
+  for (int64_t s = 0; s < num_seq; ++s) direct[s] += leaf_sum[s];
+  if (propagate) {
+    Doubles entry_values(num_entries);
+    double* ev = entry_values.mutable_data();
     for (int64_t e = 0; e < num_entries; ++e) ev[e] = 0.0;
     for (int64_t i = 0; i < num_leaf; ++i) {
       if (le[i] < 0 || le[i] >= num_entries) {
@@ -735,21 +757,12 @@ inline py::tuple NetworkUpdate(
       total[e] += avg_weight * ev[e];
       count[e] += avg_weight;
     }
-    entry_out = entry_values;
   }
-  Doubles row_values = Values(r_parent_seq, policy, seq_values, num_root,
-                              width);
-  if (rows > 0) {
-    CheckSize(own_reach, num_seq, "own_reach");
-    Doubles own(rows);
-    double* o = own.mutable_data();
-    const double* reach = own_reach.data();
-    const int64_t* parent = r_parent_seq.data();
-    for (int64_t r = 0; r < rows; ++r) o[r] = reach[parent[r]];
-    RegretUpdate(regrets, avg, policy, active, seq_values, row_values, own,
-                 avg_weight, num_root, rows, width);
-  }
-  return py::make_tuple(seq_values, row_values, entry_out);
+  Doubles row_values =
+      ValuesAndRegretUpdate(r_parent_seq, policy, regrets, avg, active,
+                            seq_values, own_reach, avg_weight, num_root,
+                            width);
+  return py::make_tuple(seq_values, row_values);
 }
 
 inline void Define(py::module_& m) {
@@ -784,7 +797,7 @@ inline void Define(py::module_& m) {
         py::arg("entry_weight").noconvert(),
         "One player's CFR+ update from a network's leaf values, in place in "
         "policy, regrets, avg, entry_sum and entry_weight; returns (sequence "
-        "values, row values, entry values or None).");
+        "values, row values).");
 
   m.def("cvpn_pack_inputs", &PackInputs, py::arg("heads"),
         py::arg("entry_query0"), py::arg("entry_query1"), py::arg("column0"),

@@ -64,6 +64,7 @@ from open_spiel_sog.public_state.observer import CHANCE
 from open_spiel_sog.public_state.observer import LazyChildren
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import TERMINAL
+from open_spiel_sog.utils import draws
 
 
 @dataclasses.dataclass(frozen=True)
@@ -788,26 +789,6 @@ def _regret_matching(regrets: np.ndarray, active: np.ndarray) -> np.ndarray:
   uniform = np.where(active, 1.0 / np.maximum(count, 1), 0.0)
   return np.where(total > 0.0, positive / np.where(total > 0.0, total, 1.0),
                   uniform)
-
-
-def _draw(rng: np.random.Generator, probs) -> int:
-  """`rng.choice(len(probs), p=probs)`, the same draw from the same stream
-  (numpy's own steps: the normalised cumulative sum searched at one
-  `rng.random()`), without its checks, which cost twice the draw."""
-  return _draw_cdf(rng, _cdf(probs))
-
-
-def _cdf(probs) -> np.ndarray:
-  """The normalised cumulative sum `_draw` searches."""
-  cdf = np.cumsum(probs, dtype=np.float64)
-  if not cdf[-1] > 0.0:
-    raise ValueError(f"cannot draw from probabilities summing to {cdf[-1]}")
-  cdf /= cdf[-1]
-  return cdf
-
-
-def _draw_cdf(rng: np.random.Generator, cdf: np.ndarray) -> int:
-  return int(np.searchsorted(cdf, rng.random(), side="right"))
 
 
 _EMPTY = np.zeros(0)
@@ -1550,7 +1531,7 @@ class GTCFR:
     # Each leaf's prior is computed if the leaf is expanded before the next
     # call replaces it.
     tree.latest_priors[:] = (priors, plan.prior_index)
-    seq_values, row_values, _ = kernels.cfr_network_update(
+    seq_values, row_values = kernels.cfr_network_update(
         values, scale0 if p == 0 else scale1, reaches[p], reaches[1 - p],
         weight, *plan.update_args[p])
     self._record_values(p, compiled[p], seq_values, row_values, weight)
@@ -1692,7 +1673,7 @@ class GTCFR:
     tree = self.tree
     nodes, sides, ends = tree.nodes, tree.sides, self.simulation_ends
     node = self.grow_node
-    h = 0 if len(beliefs) == 1 else _draw(self.rng, beliefs)
+    h = 0 if len(beliefs) == 1 else draws.draw(self.rng, beliefs)
     path: list[tuple[int, int, int]] = []  # (player, row, slot)
     while True:
       q = node.player
@@ -1712,8 +1693,9 @@ class GTCFR:
         outcomes = node.chance_cdfs.get(h)
         if outcomes is None:
           actions, probs = zip(*ps.histories[h].chance_outcomes())
-          outcomes = node.chance_cdfs[h] = (actions, _cdf(probs))
-        a = int(outcomes[0][_draw_cdf(self.rng, outcomes[1])])
+          outcomes = node.chance_cdfs[h] = (actions,
+                                            draws.cumulative(probs))
+        a = int(outcomes[0][draws.search(outcomes[1], self.rng.random())])
       else:
         rows = node.rows
         row = int(rows[0] if len(rows) == 1 else

@@ -33,6 +33,8 @@ import numpy as np
 import pyspiel
 from open_spiel.python import observation as os_observation
 
+from open_spiel_sog.utils import draws
+
 CHANCE = int(pyspiel.PlayerId.CHANCE)
 TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 
@@ -1399,9 +1401,8 @@ class PublicStateObserver:
     scale = np.zeros(len(idx))
     # Each stratum's members in order (a stable sort by stratum, not a pass
     # over all children per stratum), and its draws as Generator.choice
-    # makes them with replacement (the normalised cumulative sum searched
-    # at uniforms; one call for all the strata's uniforms, which the stream
-    # gives in the same order), without choice's checks: the same draws.
+    # makes them (utils.draws), all strata's uniforms from one random()
+    # call, which the stream gives in the same order: the same draws.
     order = np.argsort(inverse, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(np.bincount(
         inverse, minlength=len(labels)))]).tolist()
@@ -1410,11 +1411,10 @@ class PublicStateObserver:
     for s in range(len(labels)):
       members = order[bounds[s]:bounds[s + 1]]
       w = weights[members]
-      cdf = np.cumsum(w / w.sum())
-      cdf /= cdf[-1]
-      draws = cdf.searchsorted(uniforms[used:used + quota[s]], side="right")
+      drawn = draws.search(draws.cumulative(w / w.sum()),
+                           uniforms[used:used + quota[s]])
       used += quota[s]
-      counts[members] = np.bincount(draws, minlength=len(members))
+      counts[members] = np.bincount(drawn, minlength=len(members))
       forced_here = np.nonzero(idx[members] == forced)[0]
       if forced_here.size and counts[members[forced_here[0]]] == 0:
         # The searcher's own history is always kept.

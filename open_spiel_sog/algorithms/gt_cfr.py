@@ -247,10 +247,11 @@ class _Grow:
 
   __slots__ = ("buf", "n", "cap")
 
-  def __init__(self, dtype=np.int64):
+  def __init__(self, dtype=np.int64, row: tuple[int, ...] = ()):
     # (256: a Leduc search's arrays reach hundreds to thousands, and each
-    # doubling copies.)
-    self.buf = np.zeros(256, dtype)
+    # doubling copies.) `row`: the shape of one element (a 2-d array of
+    # rows where it is not empty).
+    self.buf = np.zeros((256,) + row, dtype)
     self.n = 0
     self.cap = 256  # len(buf): a search makes thousands of these calls
 
@@ -258,7 +259,8 @@ class _Grow:
     return self.n
 
   def _grow(self, size: int) -> None:
-    grown = np.zeros(max(size, 2 * self.cap), self.buf.dtype)
+    grown = np.zeros((max(size, 2 * self.cap),) + self.buf.shape[1:],
+                     self.buf.dtype)
     grown[:self.n] = self.buf[:self.n]
     self.buf = grown
     self.cap = len(grown)
@@ -1012,7 +1014,8 @@ class _NetworkArrays:
   def __init__(self, spec: tuple[int, tuple[float, float]]):
     self.spec = spec
     self.nodes = 0  # nodes filled
-    self.heads = np.zeros((0, 0), dtype=np.float32)  # [capacity, H] per node
+    # Per node: its input head [H] (float32), made when H is known.
+    self.heads: _Grow | None = None
     self.chance = _Grow(np.float64)  # per node
     self.acting: list = []  # per node: NetworkPart.acting
     self.rows = (_Grow(), _Grow())  # per entry: value row (-1: terminal)
@@ -1025,23 +1028,20 @@ class _NetworkArrays:
     valued = [node for node in new if not node.ps.is_terminal()]
     parts = dict(zip((node.index for node in valued),
                      value_fn.network_parts([node.ps for node in valued])))
-    if parts and not self.heads.shape[1]:
-      self.heads = np.zeros((16, len(next(iter(parts.values())).head)),
-                            dtype=np.float32)
+    if self.heads is None:
+      # (The growth root is never terminal: the first call has a part.)
+      head = next(iter(parts.values())).head
+      self.heads = _Grow(np.float32, head.shape)
     end = self.nodes + len(new)
-    if end > len(self.heads):
-      grown = np.zeros((max(end, 2 * len(self.heads)), self.heads.shape[1]),
-                       dtype=np.float32)
-      grown[:self.nodes] = self.heads[:self.nodes]
-      self.heads = grown
-    # Terminal nodes' entries keep -1 (they are never leaves).
+    # Terminal nodes keep zeros, and their entries -1 (never leaves).
+    self.heads.fill(0.0, len(new))
     self.chance.fill(0.0, len(new))
     self.acting.extend([None] * len(new))
     for p in range(2):
       self.rows[p].fill(-1, tree.sides[p].num_entries - self.rows[p].n)
     starts = (tree.node_entry_start[0].buf, tree.node_entry_start[1].buf)
     for i, part in parts.items():
-      self.heads[i] = part.head
+      self.heads.buf[i] = part.head
       self.chance.buf[i] = part.chance
       self.acting[i] = part.acting
       for p in range(2):
@@ -1072,7 +1072,8 @@ class GTCFR:
     self.value_players = tuple(value_players)
     self._entry_value_sum = [np.zeros(0), np.zeros(0)]
     self._entry_value_weight = [np.zeros(0), np.zeros(0)]
-    self._entry_value_buffers = [(np.zeros(0), np.zeros(0))] * 2
+    self._entry_value_grown = [(_Grow(np.float64), _Grow(np.float64))
+                               for _ in range(2)]
     self._leaf_entry_cache: dict = {}
     # Where the value function is a network (`network_spec`), updates run
     # through `_network_update` and `_plan` holds the leaves' layout.
@@ -1466,7 +1467,7 @@ class GTCFR:
     arrays = self._network
     arrays.fill(tree, self.value_fn)
     at = tree.leaves_array()
-    head_width = arrays.heads.shape[1]
+    head_width = arrays.heads.buf.shape[1]
     (entries0, entries1, sizes0, sizes1, eq0, eq1, rows0, rows1, columns0,
      columns1, seqs0, seqs1) = _kernels().cfr_leaf_layout(
          at, tree.node_entry_start[0].view(), tree.node_entries[0].view(),
@@ -1477,7 +1478,7 @@ class GTCFR:
     defined = [k for k, a in enumerate(priors) if a is not None]
     input_size, units = arrays.spec
     layout = NetworkLayout(
-        heads=arrays.heads[at], entry_query=(eq0, eq1),
+        heads=arrays.heads.buf[at], entry_query=(eq0, eq1),
         columns=(columns0, columns1), value_rows=(rows0, rows1),
         sizes=(sizes0, sizes1), chance=arrays.chance.buf[at],
         input_size=input_size, units=units, defined=defined, priors=priors)
@@ -1560,15 +1561,10 @@ class GTCFR:
     their weights, grown with zeros to `num_entries`."""
     total, count = self._entry_value_sum[p], self._entry_value_weight[p]
     if len(total) < num_entries:
-      # Views of buffers grown by doubling (past the views, zeros).
-      buffers = self._entry_value_buffers[p]
-      if len(buffers[0]) < num_entries:
-        size = max(num_entries, 2 * len(buffers[0]))
-        grown = (np.zeros(size), np.zeros(size))
-        grown[0][:len(total)] = total
-        grown[1][:len(count)] = count
-        buffers = self._entry_value_buffers[p] = grown
-      total, count = buffers[0][:num_entries], buffers[1][:num_entries]
+      grown = self._entry_value_grown[p]
+      for g in grown:
+        g.fill(0.0, num_entries - g.n)
+      total, count = grown[0].view(), grown[1].view()
       self._entry_value_sum[p], self._entry_value_weight[p] = total, count
     return total, count
 

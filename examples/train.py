@@ -36,6 +36,7 @@ from open_spiel_sog.algorithms.training import BACKENDS
 from open_spiel_sog.algorithms.training import EvalConfig
 from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import PLATFORMS
+from open_spiel_sog.algorithms.training import SOLVERS
 from open_spiel_sog.algorithms.training import Trainer
 from open_spiel_sog.algorithms.training import stop_on_signals
 from open_spiel_sog.evaluation import exploitability
@@ -57,6 +58,17 @@ _SOLVER_S = flags.DEFINE_integer(
 _SOLVER_C = flags.DEFINE_float(
     "solver_expansions_per_update", _D.solver_expansions_per_update,
     "c of the query solvers' SoG(s, c) searches.")
+_SOLVER = flags.DEFINE_enum(
+    "solver", _D.solver, list(SOLVERS),
+    "How query solvers value a query: search (SoG(solver_simulations, "
+    "solver_expansions_per_update) with the network at its leaves, the "
+    "paper's) or exact (the query's subgame solved to --solver_tolerance: "
+    "exact targets for games with small subgames, such as liar's dice; one "
+    "target per query, no recursive queries).")
+_SOLVER_TOLERANCE = flags.DEFINE_float(
+    "solver_tolerance", _D.solver_tolerance,
+    "With --solver=exact: the subgame exploitability (a fraction of the "
+    "utility range) each query is solved to.")
 _ACTORS = flags.DEFINE_integer("actors", _D.actors, "Actor workers.")
 _SOLVERS = flags.DEFINE_integer("solvers", _D.solvers,
                                 "Query solver workers (0: no value targets "
@@ -239,6 +251,7 @@ def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
       actor_expansions_per_update=_ACTOR_C.value,
       solver_simulations=_SOLVER_S.value,
       solver_expansions_per_update=_SOLVER_C.value,
+      solver=_SOLVER.value, solver_tolerance=_SOLVER_TOLERANCE.value,
       actors=_ACTORS.value, solvers=_SOLVERS.value, backend=_BACKEND.value,
       ray_address=_RAY_ADDRESS.value, idle_solvers_play=_IDLE_PLAY.value,
       learner_platform=_LEARNER_PLATFORM.value,

@@ -188,6 +188,55 @@ def test_trained_values_match_exact_at_the_root(trained):
     np.testing.assert_allclose(predicted[p], exact[p], atol=TOLERANCE)
 
 
+def test_exact_query_solvers_give_exact_targets_and_learn_kuhn(tmp_path):
+  """`solver="exact"`: a query solver's value target at the first decision
+  is the exact solve's (within the solver's tolerance of Kuhn's game value),
+  and a short run on those targets alone (no solver searches) learns the
+  values after the first action within TOLERANCE chips of the exact ones."""
+  from open_spiel_sog.algorithms.training import selfplay  # pylint: disable=g-import-not-at-top
+  game, observer, first = _kuhn_queries()
+  config = _train_config(str(tmp_path / "exact.npz"), solver="exact",
+                         solver_tolerance=1e-4, steps=400,
+                         max_updates_per_example=20, q_search=8)
+  worker = selfplay.Worker(config, net=cvpn.CVPN(cvpn.Encoder(observer),
+                                                  NETWORK))
+  worker.set_params(worker.net.params)
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  ranges = (np.ones(3, np.float32), np.ones(3, np.float32))
+  batch, recursive = worker.solve([selfplay.QueryMessage(
+      tuple(state.history()), ranges)])
+  assert recursive == [] and len(batch) == 1 and worker.stats.solves == 1
+  expected = worker.encoder.encode(
+      [value_functions.Query(first, tuple(np.ones(3) for _ in range(2)))],
+      values=[value_functions.ExactValueFunction(
+          game, tolerance=1e-6, warm_start=False).evaluate(
+              [value_functions.Query(first, (np.ones(3), np.ones(3)))]
+          )[0].values])
+  # Within the tolerance: 1e-4 of Kuhn's utility range (4 chips) per unit of
+  # reach, in the network's units (utility_scale / slots = 2 / 3 chips).
+  np.testing.assert_allclose(batch.value_target, expected.value_target,
+                             atol=4e-4 * 3 / 2 * 4)
+  summary = Trainer(config, progress=False, log=lambda s: None).run()
+  assert summary["steps"] == 400
+  assert summary["worker_stats"]["solves"] > 0
+  net = cvpn.load_checkpoint(config.checkpoint, game, cvpn.Encoder(observer))
+  for ps in first.children():
+    exact, predicted = _compare(net, game, ps)
+    for p in range(2):
+      np.testing.assert_allclose(predicted[p], exact[p], atol=TOLERANCE,
+                                 err_msg=ps.describe())
+
+
+def test_exact_solver_settings_are_checked():
+  with pytest.raises(ValueError, match="unknown solver 'cfr'; supported: "
+                     "'search', 'exact'"):
+    _train_config("", solver="cfr").validate()
+  with pytest.raises(ValueError, match=r"solver_tolerance must be in \(0, 1\)"):
+    _train_config("", solver="exact", solver_tolerance=0.0).validate()
+
+
 # --- 7. Resume ---------------------------------------------------------------
 
 

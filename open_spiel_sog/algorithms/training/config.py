@@ -9,6 +9,7 @@ from typing import Any
 from open_spiel_sog.algorithms.cvpn import NetworkConfig
 
 BACKENDS = ("inline", "process", "ray")
+SOLVERS = ("search", "exact")
 PLATFORMS = ("cpu", "gpu")
 
 
@@ -23,6 +24,17 @@ class TrainConfig:
       actors' re-solving searches.
     solver_simulations, solver_expansions_per_update: SoG(s, c) of the query
       solvers' searches.
+    solver: how a query solver values a query: "search" (the paper's:
+      SoG(solver_simulations, solver_expansions_per_update) from the query,
+      with the network at the search's leaves) or "exact" (the query's whole
+      subgame solved with `ExactValueFunction` to `solver_tolerance`, as
+      DeepStack's training data was: exact targets for games whose subgames
+      are small, such as liar's dice; one value target per query, no
+      recursive queries, so `solver_simulations`, `q_recursive` and
+      `solver_value_targets` do not apply).
+    solver_tolerance: with solver "exact", each query is solved until its
+      subgame's exploitability under the query's ranges is at most this
+      fraction of the game's utility range.
     actors, solvers: worker processes (backend "process" or "ray").
     backend: "inline" (one process: play, solve and learn in turn; for tests
       and debugging), "process" (multiprocessing, spawn) or "ray".
@@ -79,6 +91,8 @@ class TrainConfig:
   actor_expansions_per_update: float = 1.0
   solver_simulations: int = 50
   solver_expansions_per_update: float = 1.0
+  solver: str = "search"
+  solver_tolerance: float = 1e-3
   actors: int = 1
   solvers: int = 1
   backend: str = "process"
@@ -127,6 +141,13 @@ class TrainConfig:
     if self.backend not in BACKENDS:
       raise ValueError(f"train: unknown backend {self.backend!r}; supported: "
                        f"{', '.join(map(repr, BACKENDS))}")
+    if self.solver not in SOLVERS:
+      raise ValueError(f"train: unknown solver {self.solver!r}; supported: "
+                       f"{', '.join(map(repr, SOLVERS))}")
+    if not 0.0 < self.solver_tolerance < 1.0:
+      raise ValueError("train: solver_tolerance must be in (0, 1) (a "
+                       "fraction of the utility range), got "
+                       f"{self.solver_tolerance}")
     if self.backend != "inline" and (self.actors < 1 or self.solvers < 0):
       raise ValueError("train: needs at least one actor and zero or more "
                        f"solvers, got actors={self.actors}, "

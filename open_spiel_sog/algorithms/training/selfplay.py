@@ -15,7 +15,10 @@ does the two kinds of work of Algorithm 2, whatever process runs it:
 - `solve(query)`: GT-CFR from the query's public belief state (no gadget: the
   ranges are given); the root's counterfactual values are the value target,
   the root policy (at decision nodes) the policy target, and on average
-  `q_recursive` of the solver's own queries go back to the queue.
+  `q_recursive` of the solver's own queries go back to the queue. With
+  `TrainConfig.solver == "exact"`, the query's subgame is solved to the end
+  instead (`ExactValueFunction`, to `solver_tolerance`), and its root values
+  and root policy are the targets.
 
 Queries travel between processes as `QueryMessage`s (a history that reaches
 the public state, and the two ranges); examples travel already encoded
@@ -34,6 +37,7 @@ from open_spiel_sog.algorithms import cvpn
 from open_spiel_sog.algorithms import gt_cfr
 from open_spiel_sog.algorithms import resolving
 from open_spiel_sog.algorithms.training.config import TrainConfig
+from open_spiel_sog.algorithms.value_functions import ExactValueFunction
 from open_spiel_sog.algorithms.value_functions import Query
 from open_spiel_sog.public_state.observer import PublicState
 from open_spiel_sog.public_state.observer import PublicStateObserver
@@ -106,6 +110,7 @@ class Worker:
                pyspiel.GameType.Information.PERFECT_INFORMATION)
     self._top_k = 1 if perfect else 0
     self.stats = WorkStats()
+    self._exact = None  # the exact solver's value function, when used
     self.index = index  # which actor or solver this is (in stats)
 
   def _search_config(self, simulations, expansions) -> gt_cfr.GTCFRConfig:
@@ -273,6 +278,8 @@ class Worker:
             ) -> tuple[cvpn.Batch, list[QueryMessage]]:
     """Value (and policy) targets for queries: (examples, recursive queries)."""
     cfg = self.config
+    if cfg.solver == "exact":
+      return self._solve_exactly(messages)
     search = self._search_config(cfg.solver_simulations,
                                  cfg.solver_expansions_per_update)
     queries, values, policies, pushed = [], [], [], []
@@ -297,3 +304,20 @@ class Worker:
     self.stats.examples += len(batch)
     self.stats.queries_pushed += len(pushed)
     return batch, pushed
+
+  def _solve_exactly(self, messages: Sequence[QueryMessage]
+                     ) -> tuple[cvpn.Batch, list[QueryMessage]]:
+    """`solve` with solver "exact": each query's subgame solved to the
+    tolerance, side by side; its root values and policy are the targets."""
+    if self._exact is None:
+      self._exact = ExactValueFunction(
+          self.game, tolerance=self.config.solver_tolerance)
+    queries = [self.query(m) for m in messages]
+    evaluations = self._exact.evaluate(queries)
+    self.stats.solves += len(queries)
+    batch = self.encoder.encode(
+        queries, values=[e.values for e in evaluations],
+        policies=[e.policy if q.public_state.is_player_node() else None
+                  for q, e in zip(queries, evaluations)])
+    self.stats.examples += len(batch)
+    return batch, []

@@ -1008,39 +1008,49 @@ class _NetworkPlan(NamedTuple):
 class _NetworkArrays:
   """What a network value function reads of the search tree's public
   states (`ValueFunction.network_parts`), per node and per entry, filled
-  as nodes are added: a tree shape's layout is then a few gathers at its
-  leaves, not a pass over them."""
+  as nodes become leaves: a tree shape's layout is then a few gathers at
+  its leaves, not a pass over them. Only leaves are read: an interior node
+  may be one the network cannot encode (a public state between two private
+  deals, on the branch from a re-solving search's root), and a node added
+  already expanded is never a leaf."""
 
   def __init__(self, spec: tuple[int, tuple[float, float]]):
     self.spec = spec
-    self.nodes = 0  # nodes filled
+    self.nodes = 0  # nodes taken in
     # Per node: its input head [H] (float32), made when H is known.
     self.heads: _Grow | None = None
     self.chance = _Grow(np.float64)  # per node
     self.acting: list = []  # per node: NetworkPart.acting
-    self.rows = (_Grow(), _Grow())  # per entry: value row (-1: terminal)
+    self.filled = _Grow(np.bool_)  # per node: its part is in
+    self.rows = (_Grow(), _Grow())  # per entry: value row (-1: not filled)
 
-  def fill(self, tree: SearchTree, value_fn: ValueFunction) -> None:
-    """Takes in the nodes added since the last call."""
-    new = tree.nodes[self.nodes:]
-    if not new:
-      return
-    valued = [node for node in new if not node.ps.is_terminal()]
-    parts = dict(zip((node.index for node in valued),
-                     value_fn.network_parts([node.ps for node in valued])))
-    if self.heads is None:
-      # (The growth root is never terminal: the first call has a part.)
-      head = next(iter(parts.values())).head
-      self.heads = _Grow(np.float32, head.shape)
-    end = self.nodes + len(new)
-    # Terminal nodes keep zeros, and their entries -1 (never leaves).
-    self.heads.fill(0.0, len(new))
-    self.chance.fill(0.0, len(new))
-    self.acting.extend([None] * len(new))
+  def fill(self, tree: SearchTree, value_fn: ValueFunction,
+           leaves: np.ndarray) -> None:
+    """Takes in the nodes added since the last call, and the parts of the
+    `leaves` (node indices; never terminal) not filled yet."""
+    new = len(tree.nodes) - self.nodes
+    if new:
+      if self.heads is not None:
+        self.heads.fill(0.0, new)
+      self.chance.fill(0.0, new)
+      self.filled.fill(False, new)
+      self.acting.extend([None] * new)
+      for p in range(2):
+        self.rows[p].fill(-1, tree.sides[p].num_entries - self.rows[p].n)
+      self.nodes += new
     for p in range(2):
-      self.rows[p].fill(-1, tree.sides[p].num_entries - self.rows[p].n)
+      if self.rows[p].n != tree.sides[p].num_entries:
+        raise AssertionError("network rows out of step with the entries")
+    todo = leaves[~self.filled.buf[leaves]]
+    if not len(todo):
+      return
+    nodes = tree.nodes
+    parts = value_fn.network_parts([nodes[i].ps for i in todo])
+    if self.heads is None:
+      self.heads = _Grow(np.float32, parts[0].head.shape)
+      self.heads.fill(0.0, self.nodes)
     starts = (tree.node_entry_start[0].buf, tree.node_entry_start[1].buf)
-    for i, part in parts.items():
+    for i, part in zip(todo.tolist(), parts):
       self.heads.buf[i] = part.head
       self.chance.buf[i] = part.chance
       self.acting[i] = part.acting
@@ -1048,10 +1058,7 @@ class _NetworkArrays:
         rows = part.rows[p]
         start = int(starts[p][i])
         self.rows[p].buf[start:start + len(rows)] = rows
-    self.nodes = end
-    for p in range(2):
-      if self.rows[p].n != tree.sides[p].num_entries:
-        raise AssertionError("network rows out of step with the entries")
+    self.filled.buf[todo] = True
 
 
 class GTCFR:
@@ -1465,8 +1472,8 @@ class GTCFR:
     if not leaves:
       return None
     arrays = self._network
-    arrays.fill(tree, self.value_fn)
     at = tree.leaves_array()
+    arrays.fill(tree, self.value_fn, at)
     head_width = arrays.heads.buf.shape[1]
     (entries0, entries1, sizes0, sizes1, eq0, eq1, rows0, rows1, columns0,
      columns1, seqs0, seqs1) = _kernels().cfr_leaf_layout(

@@ -28,6 +28,7 @@ from open_spiel_sog.algorithms import value_functions
 from open_spiel_sog.algorithms.training import EvalConfig
 from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import Trainer
+from open_spiel_sog.algorithms.training import selfplay
 from open_spiel_sog.public_state import PublicStateObserver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -193,7 +194,6 @@ def test_exact_query_solvers_give_exact_targets_and_learn_kuhn(tmp_path):
   is the exact solve's (within the solver's tolerance of Kuhn's game value),
   and a short run on those targets alone (no solver searches) learns the
   values after the first action within TOLERANCE chips of the exact ones."""
-  from open_spiel_sog.algorithms.training import selfplay  # pylint: disable=g-import-not-at-top
   game, observer, first = _kuhn_queries()
   config = _train_config(str(tmp_path / "exact.npz"), solver="exact",
                          solver_tolerance=1e-4, steps=400,

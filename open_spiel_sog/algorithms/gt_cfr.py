@@ -1016,7 +1016,6 @@ class _NetworkArrays:
 
   def __init__(self, spec: tuple[int, tuple[float, float]]):
     self.spec = spec
-    self.nodes = 0  # nodes taken in
     # Per node: its input head [H] (float32), made when H is known.
     self.heads: _Grow | None = None
     self.chance = _Grow(np.float64)  # per node
@@ -1028,7 +1027,7 @@ class _NetworkArrays:
            leaves: np.ndarray) -> None:
     """Takes in the nodes added since the last call, and the parts of the
     `leaves` (node indices; never terminal) not filled yet."""
-    new = len(tree.nodes) - self.nodes
+    new = len(tree.nodes) - self.filled.n  # nodes not taken in yet
     if new:
       if self.heads is not None:
         self.heads.fill(0.0, new)
@@ -1037,7 +1036,6 @@ class _NetworkArrays:
       self.acting.extend([None] * new)
       for p in range(2):
         self.rows[p].fill(-1, tree.sides[p].num_entries - self.rows[p].n)
-      self.nodes += new
     for p in range(2):
       if self.rows[p].n != tree.sides[p].num_entries:
         raise AssertionError("network rows out of step with the entries")
@@ -1048,7 +1046,7 @@ class _NetworkArrays:
     parts = value_fn.network_parts([nodes[i].ps for i in todo])
     if self.heads is None:
       self.heads = _Grow(np.float32, parts[0].head.shape)
-      self.heads.fill(0.0, self.nodes)
+      self.heads.fill(0.0, self.filled.n)
     starts = (tree.node_entry_start[0].buf, tree.node_entry_start[1].buf)
     for i, part in zip(todo.tolist(), parts):
       self.heads.buf[i] = part.head

@@ -8,5 +8,5 @@ from open_spiel_sog.algorithms.training.trainer import EvalConfig
 from open_spiel_sog.algorithms.training.trainer import stop_on_signals
 from open_spiel_sog.algorithms.training.trainer import Trainer
 
-__all__ = ["BACKENDS", "EvalConfig", "PLATFORMS", "SOLVERS", "TrainConfig", "Trainer",
-           "stop_on_signals"]
+__all__ = ["BACKENDS", "EvalConfig", "PLATFORMS", "SOLVERS", "TrainConfig",
+           "Trainer", "stop_on_signals"]

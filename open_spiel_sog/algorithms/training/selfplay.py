@@ -317,7 +317,6 @@ class Worker:
     self.stats.solves += len(queries)
     batch = self.encoder.encode(
         queries, values=[e.values for e in evaluations],
-        policies=[e.policy if q.public_state.is_player_node() else None
-                  for q, e in zip(queries, evaluations)])
+        policies=[e.policy for e in evaluations])  # None at chance nodes
     self.stats.examples += len(batch)
     return batch, []

@@ -21,7 +21,8 @@ and --settle more seconds have passed, --seconds of steady state:
   example.
 
 The search settings default to those of the shipped Leduc network
-(docs/training.md). Progress goes to stderr; --json prints, last, one JSON
+(docs/training.md); `--solver=exact` measures exact query solvers (the
+liar's dice networks' settings: docs/training.md, "Exact query solvers"). Progress goes to stderr; --json prints, last, one JSON
 object with `cpu_count` and `rows`. docs/training.md ("Training at scale")
 holds the measured table.
 """
@@ -40,6 +41,7 @@ from absl import app
 from absl import flags
 
 from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.training import SOLVERS
 from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import Trainer
 
@@ -69,6 +71,15 @@ _Q_SEARCH = flags.DEFINE_float("q_search", 4.0,
                                "Queries pushed per actor search.")
 _TARGETS = flags.DEFINE_integer("solver_value_targets", 8,
                                 "Value targets per solver search.")
+_SOLVER = flags.DEFINE_enum(
+    "solver", TrainConfig.solver, list(SOLVERS),
+    "How query solvers value a query, as examples/train.py's --solver: "
+    "search (SoG(solver_simulations, 1) with the network at its leaves) or "
+    "exact (the query's subgame solved to --solver_tolerance).")
+_SOLVER_TOLERANCE = flags.DEFINE_float(
+    "solver_tolerance", TrainConfig.solver_tolerance,
+    "With --solver=exact: the subgame exploitability (a fraction of the "
+    "utility range) each query is solved to.")
 _MAX_UPDATES = flags.DEFINE_float("max_updates_per_example", 50.0,
                                   "Cap on minibatch uses per example added.")
 _IDLE_PLAY = flags.DEFINE_bool(
@@ -197,16 +208,27 @@ def row_from_window(window: _Window, actors: int, solvers: int,
   }
 
 
-def measure(actors: int, solvers: int) -> dict:
+def train_config(actors: int, solvers: int) -> TrainConfig:
+  """The run's TrainConfig; app.UsageError when the flags do not make one."""
   config = TrainConfig(
       game=_GAME.value, steps=10**9, actors=actors, solvers=solvers,
       backend=_BACKEND.value, ray_address=_RAY_ADDRESS.value,
       actor_simulations=_ACTOR_S.value, solver_simulations=_SOLVER_S.value,
       q_search=_Q_SEARCH.value, solver_value_targets=_TARGETS.value,
+      solver=_SOLVER.value, solver_tolerance=_SOLVER_TOLERANCE.value,
       max_updates_per_example=_MAX_UPDATES.value,
       idle_solvers_play=_IDLE_PLAY.value,
       network=cvpn.NetworkConfig(
           hidden=tuple(int(h) for h in _HIDDEN.value)))
+  try:
+    config.validate()
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
+  return config
+
+
+def measure(actors: int, solvers: int) -> dict:
+  config = train_config(actors, solvers)
   window = _Window(actors + solvers, _SECONDS.value, _SETTLE.value,
                    _TIMEOUT.value)
   trainer = Trainer(config, progress=False)
@@ -221,6 +243,8 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   configs = parse_workers(_WORKERS.value)
+  for actors, solvers in configs:
+    train_config(actors, solvers)  # bad settings fail before any run
   rows = []
   for actors, solvers in configs:
     print(f"training_throughput: {_GAME.value}, {actors} actors + {solvers} "
@@ -236,8 +260,9 @@ def main(argv):
   for row in rows:
     n = row["actors"] + row["solvers"]
     row["scaling"] = round(row["examples_per_s"] / (n * base), 3) if base else None
-  summary = {"game": _GAME.value, "cpu_count": os.cpu_count(),
-             "seconds": _SECONDS.value, "rows": rows}
+  summary = {"game": _GAME.value, "solver": _SOLVER.value,
+             "cpu_count": os.cpu_count(), "seconds": _SECONDS.value,
+             "rows": rows}
   if _JSON.value:
     print(json.dumps(summary))
 

@@ -282,7 +282,10 @@ def main(argv):
     trainer = Trainer(config, resume=_RESUME.value, evaluation=evaluation,
                       progress=_PROGRESS.value, summary_writer=writer)
   except (ValueError, cvpn.CheckpointError) as e:
-    print(f"train: {e}", file=sys.stderr)
+    message = str(e)
+    if not message.startswith("train:"):
+      message = f"train: {message}"
+    print(message, file=sys.stderr)
     return 2
   try:
     with stop_on_signals(trainer) as received:

@@ -168,17 +168,20 @@ def test_learner_platform_gpu_needs_a_gpu_and_settings_are_checked():
     _tiny_config(ray_address="auto").validate()
 
 
-def test_training_throughput_benchmark_reports_rates_and_where_time_goes():
+@pytest.mark.parametrize("solver", ["search", "exact"])
+def test_training_throughput_benchmark_reports_rates_and_where_time_goes(
+    solver):
   result = subprocess.run(
       [sys.executable,
        os.path.join(ROOT, "benchmarks", "training_throughput.py"),
        "--game=kuhn_poker", "--workers=1+1", "--seconds=3", "--settle=1",
        "--actor_simulations=10", "--solver_simulations=10", "--hidden=16",
-       "--json"],
+       f"--solver={solver}", "--json"],
       capture_output=True, text=True, timeout=300, check=False)
   assert result.returncode == 0, result.stderr
   summary = json.loads(result.stdout.strip().splitlines()[-1])
   assert summary["cpu_count"] == os.cpu_count()
+  assert summary["solver"] == solver
   (row,) = summary["rows"]
   assert (row["actors"], row["solvers"], row["backend"]) == (1, 1, "process")
   assert row["examples_per_s"] > 0 and row["window_s"] >= 3

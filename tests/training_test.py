@@ -357,6 +357,23 @@ def test_train_binary_resume_without_checkpoint_exits_2(tmp_path):
   assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("flag,message", [
+    ("--game=nosuchgame",
+     "train: cannot load game 'nosuchgame' (Unknown game 'nosuchgame'.)"),
+    ("--game=leduc_poker(bogus=1)",
+     "train: cannot load game 'leduc_poker(bogus=1)' (Unknown parameter "
+     "'bogus'."),
+    ("--steps=0", "train: steps must be > 0, got 0"),
+])
+def test_train_binary_rejects_bad_settings_in_one_line(flag, message):
+  result = _train_py("--game=kuhn_poker", "--backend=inline", "--steps=5",
+                     flag, "--noprogress")
+  assert result.returncode == 2, result.stderr
+  assert "Traceback" not in result.stderr, result.stderr
+  (line,) = [l for l in result.stderr.splitlines() if l.startswith("train:")]
+  assert line.startswith(message), line
+
+
 @pytest.mark.parametrize("missing", ["tensorflow", "tensorboard"])
 def test_train_binary_tensorboard_without_extra_exits_before_training(
     tmp_path, missing):

@@ -6,6 +6,8 @@ import dataclasses
 import json
 from typing import Any
 
+import pyspiel
+
 from open_spiel_sog.algorithms.cvpn import NetworkConfig
 
 BACKENDS = ("inline", "process", "ray")
@@ -166,6 +168,14 @@ class TrainConfig:
     if self.min_replay > self.replay_size:
       raise ValueError("train: min_replay exceeds replay_size")
     self.network.validate()
+    try:
+      pyspiel.load_game(self.game)
+    except (pyspiel.SpielError, RuntimeError) as e:
+      reason = str(e).split(" Available games are")[0].strip()
+      raise ValueError(f"train: cannot load game {self.game!r} ({reason}); "
+                       "any string pyspiel.load_game accepts, e.g. "
+                       "'leduc_poker' or 'liars_dice(numdice=1,dice_sides=5)'"
+                       ) from None
 
   def to_json(self) -> dict[str, Any]:
     d = dataclasses.asdict(self)

@@ -86,6 +86,7 @@ from open_spiel.python.algorithms import expected_game_score
 
 from open_spiel_sog.algorithms import cvpn
 from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.utils import lru
 from open_spiel_sog.utils.progress import progress_bar
 
 POLICY_FORMAT = "open_spiel_sog.policy/1"
@@ -286,8 +287,10 @@ def _cfr_plus(game: pyspiel.Game, spec: str, player: int) -> Opponent:
 TableBuilder = Callable[[pyspiel.Game, dict[str, Any], str],
                         tuple[Any, Callable[[], dict[str, dict[int, float]]]]]
 _TABLE_OPPONENTS: dict[str, TableBuilder] = {}
-# The tables built, by cache key: one table serves both seats.
-_TABLES: dict[Any, dict[str, dict[int, float]]] = {}
+# The tables built, by cache key: one table serves both seats. Each is a
+# whole policy, so only the most recent few stay.
+MAX_CACHED_TABLES = 8
+_TABLES = lru.LRUCache(MAX_CACHED_TABLES)
 
 
 def register_table_opponent(name: str, builder: TableBuilder) -> None:
@@ -314,9 +317,11 @@ def _bot(game: pyspiel.Game, spec: str, player: int) -> Opponent:
         f"opponents: {'; '.join(SPEC_FORMS)}")
   if name in _TABLE_OPPONENTS:
     key, build = _TABLE_OPPONENTS[name](game, params, spec)
-    if key not in _TABLES:
-      _TABLES[key] = build()
-    return Opponent.from_table(game, _TABLES[key], player, spec)
+    table = _TABLES.get(key)
+    if table is None:
+      table = build()
+      _TABLES.put(key, table)
+    return Opponent.from_table(game, table, player, spec)
   try:
     bot = pyspiel.load_bot(name, game, player, params)
   except (pyspiel.SpielError, RuntimeError, ValueError, TypeError) as e:

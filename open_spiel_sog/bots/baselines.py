@@ -95,6 +95,7 @@ from open_spiel.python.algorithms import mcts as os_mcts
 import pyspiel
 
 from open_spiel_sog.bots import common
+from open_spiel_sog.utils import lru
 
 # Trees larger than this (in histories, terminal ones included) are not
 # offered to cfr_policy: its solve time grows with histories * iterations.
@@ -463,8 +464,10 @@ def _ismcts_can_play(game: pyspiel.Game, player: int) -> bool:
 # ---------------------------------------------------------------------------
 # cfr_policy.
 
-# (game string, iterations) -> {infostate string: [(action, prob), ...]}.
-_cfr_policies: dict[tuple[str, int], dict[str, list[tuple[int, float]]]] = {}
+# (game string, iterations) -> {infostate string: [(action, prob), ...]},
+# the most recently used few (each is a whole policy).
+MAX_CACHED_CFR_POLICIES = 8
+_cfr_policies = lru.LRUCache(MAX_CACHED_CFR_POLICIES)
 _history_counts: dict[str, int | None] = {}  # None: more than the limit
 
 
@@ -548,7 +551,8 @@ def cfr_plus_average_policy(
   """CFR+'s average policy after `iterations` iterations on `game`.
 
   Solved with OpenSpiel's C++ CFRPlusSolver the first time a (game string,
-  iterations) pair is asked for in this process, then cached.
+  iterations) pair is asked for in this process, then cached (the
+  MAX_CACHED_CFR_POLICIES most recently used pairs).
 
   Args:
     game: a game cfr_policy supports (see the module docstring).
@@ -582,7 +586,7 @@ def cfr_plus_average_policy(
         solver.tabular_average_policy().policy_table().items()
     }
     with _lock:
-      _cfr_policies[key] = table
+      _cfr_policies.put(key, table)
     return table
 
 

@@ -19,7 +19,6 @@ frontier, depth, strategies, k, bias_factor, iterations, seed.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 from typing import Any, Mapping
 
@@ -29,6 +28,7 @@ import pyspiel
 from open_spiel_sog.algorithms import depth_limited as dl
 from open_spiel_sog.bots import common
 from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.utils import lru
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,8 +98,8 @@ class _GameCaches:
 # not know the public states of the one that replaced it), and a bot keeps
 # what it took from them. The bound keeps a process that plays many games (a
 # tournament, the test suite) from holding every game's public tree.
-_GAMES: collections.OrderedDict = collections.OrderedDict()
 MAX_CACHED_GAMES = 4
+_GAMES = lru.LRUCache(MAX_CACHED_GAMES)
 
 
 def _game_key(game: pyspiel.Game):
@@ -113,11 +113,8 @@ def _caches_for(game: pyspiel.Game) -> _GameCaches:
   key = _game_key(game)
   caches = _GAMES.get(key)
   if caches is None:
-    caches = _GAMES[key] = _GameCaches(game)
-    while len(_GAMES) > MAX_CACHED_GAMES:
-      _GAMES.popitem(last=False)
-  else:
-    _GAMES.move_to_end(key)
+    caches = _GameCaches(game)
+    _GAMES.put(key, caches)
   return caches
 
 

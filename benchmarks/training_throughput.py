@@ -22,9 +22,10 @@ and --settle more seconds have passed, --seconds of steady state:
 
 The search settings default to those of the shipped Leduc network
 (docs/training.md); `--solver=exact` measures exact query solvers (the
-liar's dice networks' settings: docs/training.md, "Exact query solvers"). Progress goes to stderr; --json prints, last, one JSON
-object with `cpu_count` and `rows`. docs/training.md ("Training at scale")
-holds the measured table.
+liar's dice networks' settings: docs/training.md, "Exact query solvers").
+Progress goes to stderr; --json prints, last, one JSON object with `game`,
+`solver`, `cpu_count`, `seconds` and `rows`. docs/training.md ("Training at
+scale") holds the measured table.
 """
 
 from __future__ import annotations

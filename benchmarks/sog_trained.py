@@ -47,6 +47,7 @@ from open_spiel_sog.algorithms import cvpn
 from open_spiel_sog.bots import sog
 from open_spiel_sog.evaluation import value_error
 from open_spiel_sog.evaluation.exploitability import sog_exploitability
+from open_spiel_sog.utils.games import load_game
 from open_spiel_sog.utils.progress import progress_bar
 
 _DEFAULT_GAMES = ";".join(cvpn.shipped_games())
@@ -156,12 +157,7 @@ def _parse_ints(text, flag):
 
 
 def _load_game(text, flag):
-  try:
-    return pyspiel.load_game(text)
-  except pyspiel.SpielError as e:
-    reason = str(e).split(". Available games", 1)[0]
-    raise ValueError(f"--{flag}: cannot load game {text!r}: {reason} "
-                     "(pyspiel.registered_names() lists the games)") from None
+  return load_game(text, f"--{flag}")
 
 
 def _parse_checkpoints(text, games):

@@ -228,8 +228,8 @@ def train_config(actors: int, solvers: int) -> TrainConfig:
   return config
 
 
-def measure(actors: int, solvers: int) -> dict:
-  config = train_config(actors, solvers)
+def measure(config: TrainConfig) -> dict:
+  actors, solvers = config.actors, config.solvers
   window = _Window(actors + solvers, _SECONDS.value, _SETTLE.value,
                    _TIMEOUT.value)
   trainer = Trainer(config, progress=False)
@@ -243,14 +243,15 @@ def measure(actors: int, solvers: int) -> dict:
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  configs = parse_workers(_WORKERS.value)
-  for actors, solvers in configs:
-    train_config(actors, solvers)  # bad settings fail before any run
+  # Every configuration is built (and checked) before any run.
+  configs = [train_config(actors, solvers)
+             for actors, solvers in parse_workers(_WORKERS.value)]
   rows = []
-  for actors, solvers in configs:
+  for config in configs:
+    actors, solvers = config.actors, config.solvers
     print(f"training_throughput: {_GAME.value}, {actors} actors + {solvers} "
           f"solvers ({_BACKEND.value})", file=sys.stderr, flush=True)
-    row = measure(actors, solvers)
+    row = measure(config)
     rows.append(row)
     print(f"{actors}+{solvers}: {row['examples_per_s']} examples/s "
           f"({row['examples_per_s_per_worker']} per worker), startup "

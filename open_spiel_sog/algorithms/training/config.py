@@ -6,9 +6,8 @@ import dataclasses
 import json
 from typing import Any
 
-import pyspiel
-
 from open_spiel_sog.algorithms.cvpn import NetworkConfig
+from open_spiel_sog.utils.games import load_game
 
 BACKENDS = ("inline", "process", "ray")
 SOLVERS = ("search", "exact")
@@ -168,14 +167,7 @@ class TrainConfig:
     if self.min_replay > self.replay_size:
       raise ValueError("train: min_replay exceeds replay_size")
     self.network.validate()
-    try:
-      pyspiel.load_game(self.game)
-    except (pyspiel.SpielError, RuntimeError) as e:
-      reason = str(e).split(" Available games are")[0].strip()
-      raise ValueError(f"train: cannot load game {self.game!r} ({reason}); "
-                       "any string pyspiel.load_game accepts, e.g. "
-                       "'leduc_poker' or 'liars_dice(numdice=1,dice_sides=5)'"
-                       ) from None
+    load_game(self.game, "train")
 
   def to_json(self) -> dict[str, Any]:
     d = dataclasses.asdict(self)

@@ -37,6 +37,10 @@ _GAME = flags.DEFINE_string("game", "leduc_poker",
                             "A game with a shipped network.")
 _SIMULATIONS = flags.DEFINE_integer("simulations", 100,
                                     "sog's simulations (SoG(s, 1)).")
+_WALKS = flags.DEFINE_integer(
+    "walks_per_simulation", 100,
+    "sog's walks_per_simulation (1: every walk a simulation, the search "
+    "before redrawn walks; docs/sog.md).")
 _DEALS = flags.DEFINE_integer("deals", 3, "Deals to decide at.")
 _REPEATS = flags.DEFINE_integer("repeats", 3,
                                 "Bots (seeds 0, 1, ...) per decision.")
@@ -87,7 +91,12 @@ def main(argv):
     print(f"search_speed: no network ships for {game}; shipped: "
           f"{', '.join(cvpn.shipped_games())}", file=sys.stderr)
     sys.exit(2)
-  params = {"simulations": _SIMULATIONS.value, "expansions_per_update": 1.0}
+  params = {"simulations": _SIMULATIONS.value, "expansions_per_update": 1.0,
+            "walks_per_simulation": _WALKS.value}
+  if _WALKS.value < 1:
+    print("search_speed: --walks_per_simulation must be at least 1",
+          file=sys.stderr)
+    sys.exit(2)
   states = decision_states(game, _DEALS.value, _SEED.value)
   warm = pyspiel.load_bot("sog", game, states[0].current_player(),
                           dict(params, seed=0))
@@ -121,7 +130,7 @@ def main(argv):
   cfr_median = statistics.median(cfr)
   summary = {
       "game": str(game), "simulations": _SIMULATIONS.value,
-      "decisions": len(times), "sog_seconds": sog_median,
+      "walks_per_simulation": _WALKS.value, "decisions": len(times), "sog_seconds": sog_median,
       "cfr_iterations": _CFR_ITERATIONS.value, "cfr_seconds": cfr_median,
       "cfr_runs": cfr, "ratio": sog_median / cfr_median,
       "cold": _COLD.value,

@@ -95,6 +95,7 @@ def test_search_speed_times_a_network_search_against_cfr_plus():
   assert result.returncode == 0, result.stderr
   summary = json.loads(result.stdout.strip().splitlines()[-1])
   assert summary["decisions"] == 2  # player 0's first, player 1's after
+  assert summary["walks_per_simulation"] == 100
   assert len(summary["cfr_runs"]) == 2
   assert summary["ratio"] == pytest.approx(summary["sog_seconds"] /
                                            summary["cfr_seconds"])
@@ -104,6 +105,9 @@ def test_search_speed_times_a_network_search_against_cfr_plus():
   assert refused.returncode == 2
   assert "no network ships for tic_tac_toe()" in refused.stderr
   assert "Traceback" not in refused.stderr
+  refused = _run("benchmarks/search_speed.py", "--walks_per_simulation=0")
+  assert refused.returncode == 2
+  assert "--walks_per_simulation must be at least 1" in refused.stderr
 
 
 def test_sog_trained_passes_c_and_params_to_the_search():

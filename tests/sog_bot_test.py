@@ -218,6 +218,8 @@ def test_bad_parameter_values_are_rejected():
     with pytest.raises(ValueError, match=r"policy_threshold must be in "
                        r"\[0, 1\)"):
       pyspiel.load_bot("sog", game, 0, {"policy_threshold": threshold})
+  with pytest.raises(ValueError, match="walks_per_simulation must be >= 1"):
+    pyspiel.load_bot("sog", game, 0, {"walks_per_simulation": 0})
 
 
 @pytest.mark.parametrize("game_string,limit", [

@@ -288,6 +288,62 @@ def test_gtcfr_grows_records_queries_and_counts_updates():
     gt_cfr.GTCFRConfig(averaging_power=-0.5).validate()
 
 
+def _leduc_search(walks_per_simulation):
+  game = pyspiel.load_game("leduc_poker")
+  observer = PublicStateObserver(game)
+  search = gt_cfr.GTCFR(
+      observer.root(), value_functions.RolloutValueFunction(game, seed=1),
+      gt_cfr.GTCFRConfig(simulations=100, record_queries=False,
+                         walks_per_simulation=walks_per_simulation),
+      rng=np.random.default_rng(0))
+  search.run()
+  return search
+
+
+def test_simulations_ending_at_terminals_in_the_tree_are_drawn_again():
+  """A walk that ends at a terminal public state already in the tree adds
+  nothing; it is drawn again, so that each simulation grows the tree."""
+  once = _leduc_search(1)
+  again = _leduc_search(gt_cfr.GTCFRConfig().walks_per_simulation)
+  # Walked once, a third of Leduc's simulations from the root add nothing.
+  assert once.simulation_ends["terminal"] > 25, once.simulation_ends
+  assert once.redraws == 0
+  # Drawn again, every one adds to the tree: a larger tree for the same s.
+  assert again.simulation_ends["terminal"] == 0, again.simulation_ends
+  assert (again.simulation_ends["expanded"] + again.simulation_ends["added"]
+          == 100), again.simulation_ends
+  assert again.redraws > 25
+  assert len(again.tree) > len(once.tree) + 30
+  for search in (once, again):
+    assert sum(search.simulation_ends.values()) == 100
+
+
+def test_simulations_stop_when_the_tree_is_complete():
+  """Once every public state under the growth root is in the tree, the
+  remaining simulations are counted as `complete` and walk nothing; CFR+
+  on the whole tree then solves Kuhn (its value is -1/18, and OpenSpiel
+  scores the root search's policy at the player's infostates)."""
+  game = pyspiel.load_game("kuhn_poker")
+  observer = PublicStateObserver(game)
+  root = observer.root()
+  search = gt_cfr.GTCFR(
+      root, value_functions.RolloutValueFunction(game, seed=1),
+      gt_cfr.GTCFRConfig(simulations=300, record_queries=False),
+      rng=np.random.default_rng(0))
+  result = search.run()
+  assert len(result.tree) == len(list(observer.walk()))
+  assert search.simulation_ends["complete"] > 200, search.simulation_ends
+  assert search.redraws < 50
+  assert result.root_values[0].sum() == pytest.approx(-1 / 18, abs=2e-3)
+  table = {}
+  for ps in observer.walk():
+    if ps.is_player_node():
+      q = ps.current_player()
+      table.update(zip(ps.infostates(q), result.policy(ps)))
+  assert os_exploitability.exploitability(
+      game, tabular_policy(game, table)) < 1e-3
+
+
 def test_top_1_expansion_finds_the_winning_move_in_tic_tac_toe():
   game = pyspiel.load_game("tic_tac_toe")
   state = game.new_initial_state()

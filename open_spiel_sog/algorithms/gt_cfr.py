@@ -87,6 +87,10 @@ class GTCFRConfig:
     averaging_power: weigh update t by t ** averaging_power in the average
       policy and the averaged values (0: uniform, 1: linear, CFR+'s usual
       weighting, 2: quadratic).
+    walks_per_simulation: a simulation's walk that ends at a terminal
+      public state already in the tree adds nothing; it is drawn again, up
+      to this many walks (1: every walk counts as a simulation, as the
+      paper's pseudocode reads; see `GTCFR._simulate`).
     record_queries: keep every leaf query (public state and ranges) made.
   """
   simulations: int = 100
@@ -96,6 +100,7 @@ class GTCFRConfig:
   virtual_loss: float = 1.0
   alternating: bool = True
   averaging_power: float = 1.0
+  walks_per_simulation: int = 100
   record_queries: bool = True
 
   def validate(self) -> None:
@@ -109,6 +114,9 @@ class GTCFRConfig:
     if not (self.averaging_power >= 0 and math.isfinite(self.averaging_power)):
       raise ValueError("averaging_power must be a number >= 0, got "
                        f"{self.averaging_power}")
+    if self.walks_per_simulation < 1:
+      raise ValueError("walks_per_simulation must be >= 1, got "
+                       f"{self.walks_per_simulation}")
 
   @property
   def phases(self) -> int:
@@ -174,7 +182,8 @@ class _Node:
 
   __slots__ = ("ps", "index", "parent", "depth", "player", "entry_start",
                "rows", "expanded", "children", "_prior", "_latest",
-               "transitions", "_infostate_histories", "chance_cdfs")
+               "transitions", "_infostate_histories", "chance_cdfs",
+               "closed")
 
   def __init__(self, ps: PublicState, index: int, parent: int, depth: int,
                latest: list | None = None):
@@ -183,6 +192,9 @@ class _Node:
     self.parent = parent
     self.depth = depth
     self.player = ps.current_player()
+    # Whether every public state under this one is in the tree (terminals;
+    # others are marked by GTCFR._close when a walk finds them complete).
+    self.closed = self.player == TERMINAL
     self.entry_start = [0, 0]
     self.rows: np.ndarray | None = None  # acting player's rows (interior)
     self.expanded = False
@@ -1150,10 +1162,13 @@ class GTCFR:
       self._timed_growth(self.tree.expand, node)
     self.grow_node = self.tree.node(path[-1])
     self.updates = 0
-    # How simulations ended: "terminal", "expanded" (a leaf), "added" (a
+    # How simulations ended: "terminal" (every walk drawn ended at a
+    # terminal in the tree), "complete" (the tree under the growth root
+    # was), "expanded" (a leaf), "added" (a
     # child), "too slow to expand" (see _expansion_fits), "dropped" (the
     # walked history's child missing from a sampled public state).
     self.simulation_ends: collections.Counter = collections.Counter()
+    self.redraws = 0  # walks drawn again (see _simulate)
     self.queries = QueryLog()
     # Leaves whose values are a fixed sum over their histories
     # (`ValueFunction.fixed_history_values`: rollouts) are folded into
@@ -1670,16 +1685,58 @@ class GTCFR:
     """One expansion simulation from the growth root, whose histories are
     sampled with probabilities `beliefs`; `virtual`: the phase's pending
     visits per player ([capacity, width], added to here), or None (a
-    phase of one simulation: none)."""
+    phase of one simulation: none).
+
+    A walk that ends at a terminal public state already in the tree adds
+    nothing (in Leduc, 41% of a 100-simulation root search's walks did,
+    and more in the subgames): it is drawn again, up to
+    `config.walks_per_simulation` walks in all, until one adds to the tree,
+    and not at all once the tree under the growth root is complete (every
+    public state in it)."""
+    ends = self.simulation_ends
+    for draw in range(self.config.walks_per_simulation):
+      if self.grow_node.closed:
+        ends["complete"] += 1
+        return
+      self.redraws += bool(draw)
+      walked = self._walk(beliefs, normalisers, virtual)
+      if walked is None:
+        return
+      self._close(walked)
+    ends["terminal"] += 1
+
+  def _close(self, walked: list[int]) -> None:
+    """Marks as closed the nodes of a walk that ended at a terminal (node
+    indices, root first) whose subtrees are complete: expanded, with every
+    child in the tree and closed. Stops at the first that is not."""
+    nodes = self.tree.nodes
+    for index in reversed(walked):
+      node = nodes[index]
+      if node.closed:
+        continue
+      if not (node.expanded and
+              len(node.children) == len(node.ps.child_sequence()) and
+              all(nodes[c].closed for c in node.children.values())):
+        return
+      node.closed = True
+
+  def _walk(self, beliefs: np.ndarray, normalisers, virtual
+            ) -> list[int] | None:
+    """One walk of `_simulate`: the visited nodes' indices (the growth root
+    first) where it ended at a terminal public state already in the tree,
+    else None (it added to the tree, or stopped: see simulation_ends)."""
     tree = self.tree
     nodes, sides, ends = tree.nodes, tree.sides, self.simulation_ends
     node = self.grow_node
     h = 0 if len(beliefs) == 1 else draws.draw(self.rng, beliefs)
     path: list[tuple[int, int, int]] = []  # (player, row, slot)
+    walked: list[int] | None = None
+    visited: list[int] = []
     while True:
       q = node.player
+      visited.append(node.index)
       if q == TERMINAL:
-        ends["terminal"] += 1
+        walked = visited
         break
       if not node.expanded:
         actions = self._top_k(node)
@@ -1724,6 +1781,7 @@ class GTCFR:
       h = h_child
     for q, row, slot in path:
       sides[q].visits[row, slot] += 1
+    return walked
 
   def _timed_growth(self, grow, *args) -> None:
     """Calls `grow(*args)` (SearchTree.expand or add_child: the public

@@ -18,8 +18,8 @@ see that move until the round resolves, which is the same game.
 
 Parameters (all optional; see `SoGConfig` for the meaning of each):
   simulations, expansions_per_update, top_k, value_function, alpha, seed,
-  c_puct, alternating, averaging_power, search_opponent_nodes,
-  exact_tolerance, exact_max_iterations, rollouts, checkpoint, time_limit,
+  c_puct, alternating, averaging_power, walks_per_simulation,
+  search_opponent_nodes, exact_tolerance, exact_max_iterations, rollouts, checkpoint, time_limit,
   infostates, max_histories, policy_threshold.
 """
 
@@ -71,6 +71,10 @@ class SoGConfig:
       choice, the default), 2 quadratic, which leaves SoG(100, 1) with the
       shipped networks less exploitable on Leduc and liar's dice and more
       on Kuhn and Scotland Yard (docs/sog.md), 0 uniform.
+    walks_per_simulation: an expansion simulation whose walk ends at a
+      terminal public state already in the tree is drawn again, up to this
+      many walks, so that each simulation grows the tree; 1 counts every
+      walk as a simulation, as the paper's pseudocode reads.
     search_opponent_nodes: also re-solve at the opponent's decisions (the
       paper's choice), so the summaries stay current (imperfect-information
       games: in perfect-information ones each search starts at its state).
@@ -110,6 +114,7 @@ class SoGConfig:
   c_puct: float = 1.0
   alternating: bool = True
   averaging_power: float = 1.0
+  walks_per_simulation: int = 100
   search_opponent_nodes: bool = True
   exact_tolerance: float = 1e-3
   exact_max_iterations: int = 10_000
@@ -174,7 +179,7 @@ class SoGConfig:
     if not 0.0 <= self.policy_threshold < 1.0:
       raise ValueError("sog: policy_threshold must be in [0, 1) (0: play "
                        f"the searched policy), got {self.policy_threshold}")
-    for name in ("exact_max_iterations", "rollouts"):
+    for name in ("exact_max_iterations", "rollouts", "walks_per_simulation"):
       if getattr(self, name) < 1:
         raise ValueError(f"sog: {name} must be >= 1, got "
                          f"{getattr(self, name)}")
@@ -229,7 +234,9 @@ def resolve_config(config: SoGConfig, game: pyspiel.Game
           expansions_per_update=config.expansions_per_update,
           top_k=top_k, c_puct=config.c_puct,
           alternating=config.alternating,
-          averaging_power=config.averaging_power, record_queries=False),
+          averaging_power=config.averaging_power,
+          walks_per_simulation=config.walks_per_simulation,
+          record_queries=False),
       alpha=config.alpha)
 
 

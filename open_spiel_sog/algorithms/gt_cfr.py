@@ -25,7 +25,12 @@ its counterfactual reach (so they read as expected utilities), the prior from
 the value function, visit counts per infostate and, within one expansion
 phase, virtual losses. When the walk reaches a leaf, the leaf gets its top-k
 children by prior (k=0: all children); when it picks an action whose child is
-not in the tree, that child is added. CFR runs over expanded actions only.
+not in the tree, that child is added. A walk that ends at a terminal public
+state already in the tree adds nothing and is drawn again, up to
+`GTCFRConfig.walks_per_simulation` walks (1: the paper's pseudocode, where
+such a walk spends a simulation); subtrees found complete are marked closed,
+and once the growth root's is, the simulations left walk nothing. CFR runs
+over expanded actions only.
 
 Re-solving (DESIGN.md 6): the tree can start as a single branch from the
 search root to the public state where the tree may grow (`grow_from`), with

@@ -130,7 +130,8 @@ def main(argv):
   cfr_median = statistics.median(cfr)
   summary = {
       "game": str(game), "simulations": _SIMULATIONS.value,
-      "walks_per_simulation": _WALKS.value, "decisions": len(times), "sog_seconds": sog_median,
+      "walks_per_simulation": _WALKS.value, "decisions": len(times),
+      "sog_seconds": sog_median,
       "cfr_iterations": _CFR_ITERATIONS.value, "cfr_seconds": cfr_median,
       "cfr_runs": cfr, "ratio": sog_median / cfr_median,
       "cold": _COLD.value,

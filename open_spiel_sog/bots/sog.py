@@ -19,8 +19,8 @@ see that move until the round resolves, which is the same game.
 Parameters (all optional; see `SoGConfig` for the meaning of each):
   simulations, expansions_per_update, top_k, value_function, alpha, seed,
   c_puct, alternating, averaging_power, walks_per_simulation,
-  search_opponent_nodes, exact_tolerance, exact_max_iterations, rollouts, checkpoint, time_limit,
-  infostates, max_histories, policy_threshold.
+  search_opponent_nodes, exact_tolerance, exact_max_iterations, rollouts,
+  checkpoint, time_limit, infostates, max_histories, policy_threshold.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ import numpy as np
 import pyspiel
 
 import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
+from open_spiel_sog.bots import sog
 
 _GAMES = flags.DEFINE_string(
     "games", "phantom_ttt;dark_hex(num_rows=3,num_cols=3);"
@@ -51,7 +52,34 @@ _OPPONENT = flags.DEFINE_string(
 _FIRST_SEED = flags.DEFINE_integer(
     "first_seed", 0, "Seed of the first pair of games (games 2k and 2k + 1 "
     "use --first_seed + k): another value plays other games.")
+_PARAMS = flags.DEFINE_string(
+    "params", "", "More sog parameters, 'name=value,name=value' (e.g. "
+    "'averaging_power=2'); those with a flag of their own are refused.")
 _JSON = flags.DEFINE_bool("json", False, "Also print the rows as JSON.")
+
+_OWN_FLAGS = {"time_limit": "time_limit", "simulations": "simulations",
+              "seed": "first_seed", "policy_threshold": "policy_threshold",
+              "max_histories": "max_histories"}
+
+
+def extra_params() -> dict:
+  """--params as typed sog parameters (checked by SoGConfig)."""
+  raw = {}
+  for entry in filter(None, (e.strip() for e in _PARAMS.value.split(","))):
+    name, sep, value = entry.partition("=")
+    name = name.strip()
+    if not sep or not name:
+      raise app.UsageError(f"--params: malformed entry {entry!r}; expected "
+                           "'name=value,name=value'")
+    if name in _OWN_FLAGS:
+      raise app.UsageError(f"--params: {name} is set by a flag of its own "
+                           f"(--{_OWN_FLAGS[name]}); use that instead")
+    raw[name] = value.strip()
+  try:
+    config = sog.SoGConfig.from_params(raw)
+  except ValueError as e:
+    raise app.UsageError(f"--params: {e}") from None
+  return {name: getattr(config, name) for name in raw}
 
 
 def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -76,16 +104,16 @@ def opponent_bot(game, player: int, seed: int):
 
 
 def play(game, seat: int, seed: int, times: list[float],
-         opponent_times: list[float]) -> float:
+         opponent_times: list[float], extra: dict) -> float:
   """One game, SoG in `seat`; returns SoG's return."""
   rng = np.random.RandomState(seed)
   other = opponent_bot(game, 1 - seat, seed)
-  sog = pyspiel.load_bot("sog", game, seat, {
-      "time_limit": _TIME_LIMIT.value, "simulations": _SIMULATIONS.value,
+  bot = pyspiel.load_bot("sog", game, seat, {
+      **extra, "time_limit": _TIME_LIMIT.value, "simulations": _SIMULATIONS.value,
       "seed": seed, "policy_threshold": _POLICY_THRESHOLD.value,
       **({"max_histories": _MAX_HISTORIES.value}
          if _MAX_HISTORIES.value >= 0 else {})})
-  sog.restart()
+  bot.restart()
   state = game.new_initial_state()
   while not state.is_terminal():
     if state.is_chance_node():
@@ -95,23 +123,23 @@ def play(game, seat: int, seed: int, times: list[float],
     player = state.current_player()
     if player == seat:
       start = time.monotonic()
-      action = sog.step(state)
+      action = bot.step(state)
       times.append(time.monotonic() - start)
       if other is not None:
         other.inform_action(state, player, action)
     elif other is None:
       action = int(rng.choice(state.legal_actions()))
-      sog.inform_action(state, player, action)
+      bot.inform_action(state, player, action)
     else:
       start = time.monotonic()
       action = other.step(state)
       opponent_times.append(time.monotonic() - start)
-      sog.inform_action(state, player, action)
+      bot.inform_action(state, player, action)
     state.apply_action(action)
   return state.returns()[seat]
 
 
-def run_game(name: str) -> dict:
+def run_game(name: str, extra: dict) -> dict:
   game = pyspiel.load_game(name)
   times: list[float] = []
   opponent_times: list[float] = []
@@ -120,13 +148,17 @@ def run_game(name: str) -> dict:
   for g in range(_NUM_GAMES.value):
     # Duplicate seats: games 2k and 2k + 1 share seed k, SoG in each seat.
     returns.append(play(game, g % 2, _FIRST_SEED.value + g // 2, times,
-                        opponent_times))
+                        opponent_times, extra))
     print(f"{name}: game {g + 1}/{_NUM_GAMES.value}, seat {g % 2}, return "
           f"{returns[-1]:+g} ({time.monotonic() - start:.0f} s)",
           file=sys.stderr, flush=True)
   wins = sum(r > 0 for r in returns)
   draws = sum(r == 0 for r in returns)
   n = len(returns)
+  # SoG's wins / draws / losses in each seat (games 2k: seat 0).
+  by_seat = [[sum(r > 0 for r in returns[s::2]),
+              sum(r == 0 for r in returns[s::2]),
+              sum(r < 0 for r in returns[s::2])] for s in (0, 1)]
   low, high = wilson(wins, n)
   half = 1.96 * float(np.std(returns, ddof=1)) / math.sqrt(n) if n > 1 else 0
   return {
@@ -137,6 +169,8 @@ def run_game(name: str) -> dict:
       "decision_seconds_median": statistics.median(times),
       "decision_seconds_max": max(times), "time_limit": _TIME_LIMIT.value,
       "policy_threshold": _POLICY_THRESHOLD.value,
+      "simulations": _SIMULATIONS.value, "params": extra, "seat_0": by_seat[0],
+      "seat_1": by_seat[1], "returns": returns,
       "opponent_seconds_median": (statistics.median(opponent_times)
                                   if opponent_times else None),
   }
@@ -144,17 +178,22 @@ def run_game(name: str) -> dict:
 
 def main(argv):
   del argv
-  rows = [run_game(name) for name in _GAMES.value.split(";") if name]
+  extra = extra_params()
+  rows = [run_game(name, extra) for name in _GAMES.value.split(";") if name]
   print(f"SoG (time_limit={_TIME_LIMIT.value} s, policy_threshold="
-        f"{_POLICY_THRESHOLD.value:g}) against {_OPPONENT.value}, "
+        f"{_POLICY_THRESHOLD.value:g}"
+        f"{''.join(f', {k}={v}' for k, v in extra.items())}) against {_OPPONENT.value}, "
         f"{_NUM_GAMES.value} games per row, duplicate seats\n")
-  print("| game | wins / draws / losses | win rate (95%) | mean return "
-        "(95%) | SoG s per decision (median / max) | opponent s (median) |")
-  print("|---|---|---|---|---|---|")
+  print("| game | wins / draws / losses | as seat 0 | as seat 1 | win rate "
+        "(95%) | mean return (95%) | SoG s per decision (median / max) | "
+        "opponent s (median) |")
+  print("|---|---|---|---|---|---|---|---|")
   for r in rows:
     low, high = r["win_rate_95"]
     other = r["opponent_seconds_median"]
     print(f"| {r['game']} | {r['wins']} / {r['draws']} / {r['losses']} | "
+          f"{' / '.join(map(str, r['seat_0']))} | "
+          f"{' / '.join(map(str, r['seat_1']))} | "
           f"{r['win_rate']:.2f} ({low:.2f}-{high:.2f}) | "
           f"{r['mean_return']:+.2f} +- {r['mean_return_95']:.2f} | "
           f"{r['decision_seconds_median']:.2f} / "

@@ -9,6 +9,7 @@ file runs in a few seconds.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from open_spiel.python import policy as policy_lib
@@ -227,6 +228,33 @@ def test_ismcts_python_backend_is_reproducible_from_its_seed():
   assert histories[0] == histories[1]
 
 
+def test_ismcts_time_limit_stops_the_search_and_changes_nothing_else():
+  game = pyspiel.load_game("leduc_poker")
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(3)
+  # With a limit it never reaches, the timed search is OpenSpiel's own:
+  # the same policy from the same seed.
+  policies = []
+  for time_limit in (0.0, 60.0):
+    bot = pyspiel.load_bot("ismcts", game, 0, {
+        "simulations": 200, "seed": 7, "time_limit": time_limit,
+        "backend": "python", "final_policy": "normalized_visit_count"})
+    policies.append(bot.step_with_policy(state)[0])
+    assert bot.simulations_run == 200
+  assert policies[0] == policies[1]
+  # A limit it reaches: the search stops there, far below the cap.
+  bot = pyspiel.load_bot("ismcts(simulations=10000000,time_limit=0.2)",
+                         game, 0)
+  assert not isinstance(bot, pyspiel.ISMCTSBot)  # auto: the Python port
+  start = time.monotonic()
+  action = bot.step(state)
+  seconds = time.monotonic() - start
+  assert action in state.legal_actions()
+  assert 0.2 <= seconds < 0.2 * 1.2 + 0.1, seconds
+  assert 1 <= bot.simulations_run < 10_000_000
+
+
 # --- cfr_policy ---------------------------------------------------------------
 
 
@@ -321,6 +349,10 @@ def test_cfr_policy_is_near_nash_and_scores_its_expected_value():
      r"C\+\+ ISMCTS has no PUCT"),
     ("ismcts", "kuhn_poker", {"max_world_samples": 0},
      r"ismcts: max_world_samples must be -1"),
+    ("ismcts", "kuhn_poker", {"time_limit": -1.0},
+     r"ismcts: time_limit must be >= 0"),
+    ("ismcts", "kuhn_poker", {"time_limit": 1.0, "backend": "cpp"},
+     r"C\+\+ ISMCTS has no time limit; use backend=python"),
     ("ismcts", "tic_tac_toe", {}, r"ismcts plays imperfect-information.*use "
      r"mcts"),
     ("ismcts", "liars_dice", {"backend": "cpp"},

@@ -58,6 +58,10 @@ Bots and their parameters (all optional):
       allow_inconsistent_action_sets (False): allow an infostate's states to
         have different legal actions.
       child_selection ("ucb"): "ucb" (alias "uct") or "puct".
+      time_limit (0.0): seconds per move (0: off); the search stops at the
+        first simulation that would start past it, `simulations` staying
+        the cap. Runs OpenSpiel's Python port (backend auto or python):
+        the C++ bot has no time limit.
       backend ("auto"): "cpp" (C++; UCB only), "python" (OpenSpiel's Python
         port; reproducible) or "auto" (cpp for ucb, python for puct).
       seed (0): seed of the search and rollouts.
@@ -86,6 +90,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from typing import Any, Iterator, Mapping
 import warnings
 
@@ -121,6 +126,7 @@ ISMCTS_DEFAULTS: dict[str, Any] = {
     "allow_inconsistent_action_sets": False,
     "child_selection": "ucb",
     "backend": "auto",
+    "time_limit": 0.0,
     "seed": 0,
 }
 
@@ -290,6 +296,8 @@ def _ismcts_factory(game: pyspiel.Game, player: int,
   for name in ("simulations", "rollouts"):
     _check_at_least("ismcts", values, name, 1)
   _check_at_least("ismcts", values, "uct_c", 0.0)
+  _check_at_least("ismcts", values, "time_limit", 0.0)
+  timed = values["time_limit"] > 0
   if values["max_world_samples"] == 0 or values["max_world_samples"] < -1:
     raise ValueError("ismcts: max_world_samples must be -1 (unlimited) or "
                      f">= 1, got {values['max_world_samples']}")
@@ -307,8 +315,11 @@ def _ismcts_factory(game: pyspiel.Game, player: int,
                      f"{', '.join(map(repr, _ISMCTS_BACKENDS))}")
   python_game = is_python_game(game)
   if backend == "auto":
-    backend = ("python" if child_selection == "puct" or python_game
+    backend = ("python" if child_selection == "puct" or python_game or timed
                else "cpp")
+  elif backend == "cpp" and timed:
+    raise ValueError("ismcts: OpenSpiel's C++ ISMCTS has no time limit; use "
+                     "backend=python (or auto) with time_limit")
   elif backend == "cpp" and child_selection == "puct":
     raise ValueError("ismcts: OpenSpiel's C++ ISMCTS has no PUCT child "
                      "selection; use backend=python (or auto) with "
@@ -368,9 +379,33 @@ class _PythonISMCTSBot(os_ismcts.ISMCTSBot):
   seeded random state, so games are reproducible.)
   """
 
-  def __init__(self, *args, **kwargs):
+  def __init__(self, *args, time_limit: float = 0.0, **kwargs):
     super().__init__(*args, **kwargs)
     self.set_resampler(self._seeded_resample)
+    self.time_limit = time_limit
+    self.simulations_run = 0  # by the latest search
+
+  def run_search(self, state):
+    """OpenSpiel's `ISMCTSBot.run_search`, stopped by `time_limit`."""
+    if not self.time_limit:
+      self.simulations_run = self._max_simulations
+      return super().run_search(state)
+    deadline = time.monotonic() + self.time_limit
+    self.reset()
+    legal_actions = state.legal_actions()
+    if len(legal_actions) == 1:
+      return [(legal_actions[0], 1.0)]
+    self._root_node = self.create_new_node(state)
+    n = 0
+    while n < self._max_simulations and (n == 0 or
+                                         time.monotonic() < deadline):
+      self.run_simulation(self.sample_root_state(state))
+      n += 1
+    self.simulations_run = n
+    root = self._root_node
+    if self._allow_inconsistent_action_sets:
+      root = self.filter_illegals(root, legal_actions)
+    return self.get_final_policy(state, root)
 
   def _seeded_resample(self, state, player):
     return state.resample_from_infostate(player, self._random_state.uniform)
@@ -446,6 +481,7 @@ def _python_ismcts(game: pyspiel.Game, values: Mapping[str, Any],
   return _PythonISMCTSBot(
       game, evaluator, values["uct_c"], values["simulations"],
       max_world_samples=values["max_world_samples"], random_state=rng,
+      time_limit=values["time_limit"],
       final_policy_type=py_final,
       use_observation_string=values["use_observation_string"],
       allow_inconsistent_action_sets=values["allow_inconsistent_action_sets"],

@@ -15,7 +15,8 @@ paper's bot does). Prints, per game, SoG's wins / draws / losses, its win
 rate with a 95% Wilson interval, its mean return with a 95% normal
 interval, the median and largest seconds per SoG decision and the
 opponent's median. --json adds every row as one JSON object on the last
-line. Progress goes to stderr.
+line. Progress goes to stderr. --player seats another bot in SoG's place
+(e.g. the opponent, to measure what it scores against itself).
 """
 
 import json
@@ -49,6 +50,10 @@ _OPPONENT = flags.DEFINE_string(
     "opponent", "uniform_random", "The opponent: 'uniform_random', or a bot "
     "string for pyspiel.load_bot, where '{seed}' stands for the game's seed "
     "(e.g. 'ismcts(simulations=5000,seed={seed})').")
+_PLAYER = flags.DEFINE_string(
+    "player", "", "Seat another bot in SoG's place, as a bot string where "
+    "'{seed}' stands for the game's seed (e.g. the opponent itself, to see "
+    "what it scores against itself); empty: SoG, with the flags above.")
 _FIRST_SEED = flags.DEFINE_integer(
     "first_seed", 0, "Seed of the first pair of games (games 2k and 2k + 1 "
     "use --first_seed + k): another value plays other games.")
@@ -108,11 +113,16 @@ def play(game, seat: int, seed: int, times: list[float],
   """One game, SoG in `seat`; returns SoG's return."""
   rng = np.random.RandomState(seed)
   other = opponent_bot(game, 1 - seat, seed)
-  bot = pyspiel.load_bot("sog", game, seat, {
-      **extra, "time_limit": _TIME_LIMIT.value, "simulations": _SIMULATIONS.value,
-      "seed": seed, "policy_threshold": _POLICY_THRESHOLD.value,
-      **({"max_histories": _MAX_HISTORIES.value}
-         if _MAX_HISTORIES.value >= 0 else {})})
+  if _PLAYER.value:
+    bot = pyspiel.load_bot(_PLAYER.value.replace("{seed}", str(seed + 1000)),
+                           game, seat)
+  else:
+    bot = pyspiel.load_bot("sog", game, seat, {
+        **extra, "time_limit": _TIME_LIMIT.value,
+        "simulations": _SIMULATIONS.value, "seed": seed,
+        "policy_threshold": _POLICY_THRESHOLD.value,
+        **({"max_histories": _MAX_HISTORIES.value}
+           if _MAX_HISTORIES.value >= 0 else {})})
   bot.restart()
   state = game.new_initial_state()
   while not state.is_terminal():
@@ -162,7 +172,8 @@ def run_game(name: str, extra: dict) -> dict:
   low, high = wilson(wins, n)
   half = 1.96 * float(np.std(returns, ddof=1)) / math.sqrt(n) if n > 1 else 0
   return {
-      "game": name, "opponent": _OPPONENT.value, "games": n, "wins": wins,
+      "game": name, "player": _PLAYER.value or "sog",
+      "opponent": _OPPONENT.value, "games": n, "wins": wins,
       "draws": draws, "losses": n - wins - draws, "win_rate": wins / n,
       "win_rate_95": [low, high], "mean_return": float(np.mean(returns)),
       "mean_return_95": half,
@@ -179,10 +190,15 @@ def run_game(name: str, extra: dict) -> dict:
 def main(argv):
   del argv
   extra = extra_params()
+  if _PLAYER.value and extra:
+    raise app.UsageError("--params sets sog parameters; with --player the "
+                         "seat holds another bot")
   rows = [run_game(name, extra) for name in _GAMES.value.split(";") if name]
-  print(f"SoG (time_limit={_TIME_LIMIT.value} s, policy_threshold="
-        f"{_POLICY_THRESHOLD.value:g}"
-        f"{''.join(f', {k}={v}' for k, v in extra.items())}) against {_OPPONENT.value}, "
+  who = (_PLAYER.value if _PLAYER.value else
+         f"SoG (time_limit={_TIME_LIMIT.value} s, policy_threshold="
+         f"{_POLICY_THRESHOLD.value:g}"
+         f"{''.join(f', {k}={v}' for k, v in extra.items())})")
+  print(f"{who} against {_OPPONENT.value}, "
         f"{_NUM_GAMES.value} games per row, duplicate seats\n")
   print("| game | wins / draws / losses | as seat 0 | as seat 1 | win rate "
         "(95%) | mean return (95%) | SoG s per decision (median / max) | "

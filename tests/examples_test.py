@@ -73,6 +73,47 @@ def test_game_coverage_records_plays_and_refusals():
   assert "| breakthrough(rows=4,columns=3) | plays |" in result.stdout
 
 
+def test_new_games_strength_splits_seats_and_times_the_opponent():
+  result = _run("benchmarks/new_games_strength.py", "--games=kuhn_poker",
+                "--num_games=4", "--time_limit=0.05", "--simulations=10",
+                "--opponent=ismcts(simulations=1000000,time_limit=0.05,"
+                "seed={seed})", "--params=averaging_power=2", "--json")
+  assert result.returncode == 0, result.stderr
+  row = json.loads(result.stdout.strip().splitlines()[-1])["rows"][0]
+  assert row["player"] == "sog" and row["params"] == {"averaging_power": 2.0}
+  assert len(row["returns"]) == 4
+  for seat in (0, 1):
+    assert sum(row[f"seat_{seat}"]) == 2
+    assert row[f"seat_{seat}"][0] == sum(r > 0 for r in row["returns"][seat::2])
+  assert [row["wins"], row["draws"], row["losses"]] == [
+      a + b for a, b in zip(row["seat_0"], row["seat_1"])]
+  # The opponent's time limit holds: it stops at 0.05 s, not at its cap.
+  assert 0.04 < row["opponent_seconds_median"] < 0.2
+  # Another bot in SoG's seat.
+  result = _run("benchmarks/new_games_strength.py", "--games=kuhn_poker",
+                "--num_games=2", "--player=ismcts(simulations=20,seed={seed})",
+                "--opponent=uniform_random", "--json")
+  assert result.returncode == 0, result.stderr
+  row = json.loads(result.stdout.strip().splitlines()[-1])["rows"][0]
+  assert row["player"] == "ismcts(simulations=20,seed={seed})"
+  assert row["games"] == 2
+
+
+@pytest.mark.parametrize("flags,message", [
+    (("--params=seed=3",), "--params: seed is set by a flag of its own "
+     "(--first_seed)"),
+    (("--params=bogus=1",), "unknown parameter(s) 'bogus'"),
+    (("--params=alpha",), "malformed entry 'alpha'"),
+    (("--player=ismcts", "--params=alpha=0.3"), "with --player"),
+])
+def test_new_games_strength_rejects_bad_params_in_one_line(flags, message):
+  result = _run("benchmarks/new_games_strength.py", "--games=kuhn_poker",
+                *flags)
+  assert result.returncode != 0
+  assert "Traceback" not in result.stderr
+  assert message in result.stderr, result.stderr
+
+
 def test_simulation_cost_times_both_searches_side_by_side():
   result = _run("benchmarks/simulation_cost.py", "--games=connect_four",
                 "--simulations=5", "--positions=2", "--repeats=1", "--json")

@@ -387,12 +387,13 @@ class _PythonISMCTSBot(os_ismcts.ISMCTSBot):
 
   def run_search(self, state):
     """OpenSpiel's `ISMCTSBot.run_search`, stopped by `time_limit`."""
+    legal_actions = state.legal_actions()
+    self.simulations_run = 0 if len(legal_actions) == 1 else (
+        self._max_simulations)
     if not self.time_limit:
-      self.simulations_run = self._max_simulations
       return super().run_search(state)
     deadline = time.monotonic() + self.time_limit
     self.reset()
-    legal_actions = state.legal_actions()
     if len(legal_actions) == 1:
       return [(legal_actions[0], 1.0)]
     self._root_node = self.create_new_node(state)

@@ -87,6 +87,9 @@ _IDLE_PLAY = flags.DEFINE_bool(
     "idle_solvers_play", True,
     "Solvers with no query waiting play self-play games (false: they wait, "
     "as before issue 21).")
+_WALKS = flags.DEFINE_integer(
+    "walks_per_simulation", 100, "As in examples/train.py (1: the search "
+    "the shipped networks were trained with).")
 _HIDDEN = flags.DEFINE_list("hidden", ["256", "256", "256"],
                             "MLP widths of the trained network.")
 _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary last.")
@@ -180,6 +183,7 @@ def row_from_window(window: _Window, actors: int, solvers: int,
   return {
       "actors": actors, "solvers": solvers, "backend": backend,
       "idle_solvers_play": _IDLE_PLAY.value,
+      "walks_per_simulation": _WALKS.value,
       "examples_per_s": round((end["examples"] - start["examples"]) / span, 2),
       "examples_per_s_per_worker": round(
           (end["examples"] - start["examples"]) / span /
@@ -219,6 +223,7 @@ def train_config(actors: int, solvers: int) -> TrainConfig:
       solver=_SOLVER.value, solver_tolerance=_SOLVER_TOLERANCE.value,
       max_updates_per_example=_MAX_UPDATES.value,
       idle_solvers_play=_IDLE_PLAY.value,
+      walks_per_simulation=_WALKS.value,
       network=cvpn.NetworkConfig(
           hidden=tuple(int(h) for h in _HIDDEN.value)))
   try:

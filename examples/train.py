@@ -81,6 +81,11 @@ _IDLE_PLAY = flags.DEFINE_bool(
     "idle_solvers_play", _D.idle_solvers_play,
     "A query solver with no query waiting plays a self-play game instead of "
     "waiting (--noidle_solvers_play: it waits).")
+_WALKS = flags.DEFINE_integer(
+    "walks_per_simulation", _D.walks_per_simulation,
+    "Walks a search's expansion simulation may draw: walks ending at "
+    "terminals already in the tree are drawn again (1: each walk is a "
+    "simulation, the search the shipped networks were trained with).")
 _RAY_ADDRESS = flags.DEFINE_string(
     "ray_address", _D.ray_address,
     "With --backend=ray: the Ray cluster to train on (host:port of its head, "
@@ -254,6 +259,7 @@ def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
       solver=_SOLVER.value, solver_tolerance=_SOLVER_TOLERANCE.value,
       actors=_ACTORS.value, solvers=_SOLVERS.value, backend=_BACKEND.value,
       ray_address=_RAY_ADDRESS.value, idle_solvers_play=_IDLE_PLAY.value,
+      walks_per_simulation=_WALKS.value,
       learner_platform=_LEARNER_PLATFORM.value,
       worker_platform=_WORKER_PLATFORM.value,
       batch_size=_BATCH.value, replay_size=_REPLAY.value,

@@ -176,7 +176,7 @@ def test_training_throughput_benchmark_reports_rates_and_where_time_goes(
        os.path.join(ROOT, "benchmarks", "training_throughput.py"),
        "--game=kuhn_poker", "--workers=1+1", "--seconds=3", "--settle=1",
        "--actor_simulations=10", "--solver_simulations=10", "--hidden=16",
-       f"--solver={solver}", "--json"],
+       f"--solver={solver}", "--walks_per_simulation=1", "--json"],
       capture_output=True, text=True, timeout=300, check=False)
   assert result.returncode == 0, result.stderr
   summary = json.loads(result.stdout.strip().splitlines()[-1])
@@ -184,6 +184,7 @@ def test_training_throughput_benchmark_reports_rates_and_where_time_goes(
   assert summary["solver"] == solver
   (row,) = summary["rows"]
   assert (row["actors"], row["solvers"], row["backend"]) == (1, 1, "process")
+  assert row["walks_per_simulation"] == 1
   assert row["examples_per_s"] > 0 and row["window_s"] >= 3
   assert 0 < row["startup_s"] <= row["warmup_s"]
   for share in ("worker_busy", "learner_busy", "parent_wait"):

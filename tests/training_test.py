@@ -229,6 +229,16 @@ def test_exact_query_solvers_give_exact_targets_and_learn_kuhn(tmp_path):
                                  err_msg=ps.describe())
 
 
+def test_workers_search_with_the_configured_walks_per_simulation():
+  _, observer, _ = _kuhn_queries()
+  for walks in (1, 100):
+    config = _train_config("", walks_per_simulation=walks)
+    worker = selfplay.Worker(config, net=cvpn.CVPN(cvpn.Encoder(observer),
+                                                    NETWORK))
+    search = worker._search_config(config.actor_simulations, 1.0)  # pylint: disable=protected-access
+    assert search.walks_per_simulation == walks
+
+
 def test_exact_solver_settings_are_checked():
   with pytest.raises(ValueError, match="unknown solver 'cfr'; supported: "
                      "'search', 'exact'"):
@@ -364,6 +374,8 @@ def test_train_binary_resume_without_checkpoint_exits_2(tmp_path):
      "train: cannot load game 'leduc_poker(bogus=1)' (Unknown parameter "
      "'bogus'."),
     ("--steps=0", "train: steps must be > 0, got 0"),
+    ("--walks_per_simulation=0",
+     "train: walks_per_simulation must be > 0, got 0"),
 ])
 def test_train_binary_rejects_bad_settings_in_one_line(flag, message):
   result = _train_py("--game=kuhn_poker", "--backend=inline", "--steps=5",

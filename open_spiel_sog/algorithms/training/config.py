@@ -64,6 +64,10 @@ class TrainConfig:
     search_opponent_nodes: each seat also re-solves at the other's decisions
       (as the sog bot does).
     alpha: the re-solving gadget's mix with the previous opponent range.
+    walks_per_simulation: walks a search's expansion simulation may draw
+      (GTCFRConfig.walks_per_simulation, the sog bot's parameter): 100, the
+      default, redraws walks that end at terminals already in the tree; 1
+      is the search the shipped networks were trained with.
     idle_solvers_play: a query solver that finds no query waiting plays a
       self-play game, as an actor does, instead of waiting for one (with one
       actor, a Leduc solver otherwise waits for queries 30% of its time).
@@ -112,6 +116,7 @@ class TrainConfig:
   max_moves: int = 0
   search_opponent_nodes: bool = True
   alpha: float = 0.5
+  walks_per_simulation: int = 100
   idle_solvers_play: bool = True
   max_queued_queries: int = 10_000
   publish_every: int = 50
@@ -134,7 +139,8 @@ class TrainConfig:
                  "solver_value_targets",
                  "solver_simulations", "actor_expansions_per_update",
                  "solver_expansions_per_update", "max_updates_per_example",
-                 "max_queued_queries", "publish_every"):
+                 "max_queued_queries", "publish_every",
+                 "walks_per_simulation"):
       positive(name)
     for name in ("min_replay", "q_search", "q_recursive", "greedy_after",
                  "max_moves", "checkpoint_every"):

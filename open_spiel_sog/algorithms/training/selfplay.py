@@ -114,9 +114,10 @@ class Worker:
     self.index = index  # which actor or solver this is (in stats)
 
   def _search_config(self, simulations, expansions) -> gt_cfr.GTCFRConfig:
-    return gt_cfr.GTCFRConfig(simulations=simulations,
-                              expansions_per_update=expansions,
-                              top_k=self._top_k, record_queries=True)
+    return gt_cfr.GTCFRConfig(
+        simulations=simulations, expansions_per_update=expansions,
+        top_k=self._top_k, record_queries=True,
+        walks_per_simulation=self.config.walks_per_simulation)
 
   def set_params(self, params) -> None:
     self.net.set_params(params)

@@ -52,8 +52,9 @@ _OPPONENT = flags.DEFINE_string(
     "(e.g. 'ismcts(simulations=5000,seed={seed})').")
 _PLAYER = flags.DEFINE_string(
     "player", "", "Seat another bot in SoG's place, as a bot string where "
-    "'{seed}' stands for the game's seed (e.g. the opponent itself, to see "
-    "what it scores against itself); empty: SoG, with the flags above.")
+    "'{seed}' stands for the game's seed plus 1000 (so that it differs from "
+    "the opponent's; e.g. the opponent itself, to see what it scores "
+    "against itself); empty: SoG, with the flags above.")
 _FIRST_SEED = flags.DEFINE_integer(
     "first_seed", 0, "Seed of the first pair of games (games 2k and 2k + 1 "
     "use --first_seed + k): another value plays other games.")

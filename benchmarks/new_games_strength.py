@@ -70,22 +70,12 @@ _OWN_FLAGS = {"time_limit": "time_limit", "simulations": "simulations",
 
 def extra_params() -> dict:
   """--params as typed sog parameters (checked by SoGConfig)."""
-  raw = {}
-  for entry in filter(None, (e.strip() for e in _PARAMS.value.split(","))):
-    name, sep, value = entry.partition("=")
-    name = name.strip()
-    if not sep or not name:
-      raise app.UsageError(f"--params: malformed entry {entry!r}; expected "
-                           "'name=value,name=value'")
-    if name in _OWN_FLAGS:
-      raise app.UsageError(f"--params: {name} is set by a flag of its own "
-                           f"(--{_OWN_FLAGS[name]}); use that instead")
-    raw[name] = value.strip()
   try:
-    config = sog.SoGConfig.from_params(raw)
+    return sog.SoGConfig.params_from_text(_PARAMS.value, {
+        name: f"is set by a flag of its own (--{flag}); use that instead"
+        for name, flag in _OWN_FLAGS.items()})
   except ValueError as e:
-    raise app.UsageError(f"--params: {e}") from None
-  return {name: getattr(config, name) for name in raw}
+    raise app.UsageError(str(e)) from None
 
 
 def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:

@@ -207,23 +207,11 @@ def _goals() -> dict[str, float]:
 
 def _extra_params() -> dict:
   """--params as typed sog parameters (checked by SoGConfig)."""
-  raw = {}
-  for entry in filter(None, (e.strip() for e in _PARAMS.value.split(","))):
-    name, sep, value = entry.partition("=")
-    name = name.strip()
-    if not sep or not name:
-      raise ValueError(f"--params: malformed entry {entry!r}; expected "
-                       "'name=value,name=value'")
-    if name in ("simulations", "expansions_per_update", "averaging_power",
-                "value_function", "checkpoint", "seed"):
-      raise ValueError(f"--params: {name} is set by its own flag (or by the "
-                       "benchmark); use that instead")
-    raw[name] = value.strip()
-  try:
-    config = sog.SoGConfig.from_params(raw)
-  except ValueError as e:
-    raise ValueError(f"--params: {e}") from None
-  return {name: getattr(config, name) for name in raw}
+  own = "is set by its own flag (or by the benchmark); use that instead"
+  return sog.SoGConfig.params_from_text(
+      _PARAMS.value, dict.fromkeys(
+          ("simulations", "expansions_per_update", "averaging_power",
+           "value_function", "checkpoint", "seed"), own))
 
 
 def _goal(game):

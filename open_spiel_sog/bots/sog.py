@@ -134,6 +134,29 @@ class SoGConfig:
     config.validate()
     return config
 
+  @classmethod
+  def params_from_text(cls, text: str, refused: Mapping[str, str],
+                       flag: str = "--params") -> dict[str, Any]:
+    """Typed, checked parameters from a command-line flag's
+    'name=value,name=value' text. A name in `refused` (a benchmark's own
+    flags) gets "`flag`: NAME `refused[NAME]`"; a malformed entry or a bad
+    parameter a ValueError naming `flag`."""
+    raw = {}
+    for entry in filter(None, (e.strip() for e in text.split(","))):
+      name, sep, value = entry.partition("=")
+      name = name.strip()
+      if not sep or not name:
+        raise ValueError(f"{flag}: malformed entry {entry!r}; expected "
+                         "'name=value,name=value'")
+      if name in refused:
+        raise ValueError(f"{flag}: {name} {refused[name]}")
+      raw[name] = value.strip()
+    try:
+      config = cls.from_params(raw)
+    except ValueError as e:
+      raise ValueError(f"{flag}: {e}") from None
+    return {name: getattr(config, name) for name in raw}
+
   def validate(self) -> None:
     if self.simulations < 0:
       raise ValueError(f"sog: simulations must be >= 0, got "

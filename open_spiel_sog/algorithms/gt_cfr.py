@@ -504,6 +504,9 @@ class SearchTree:
       return []
     parent_node = self.nodes[parent]
     depth = parent_node.depth + 1
+    if (len(pss) == 1 and len(pss[0].histories) == 1 and
+        len(parent_node.ps.histories) == 1):
+      return [self._add_only_child(pss[0], parent_node, depth)]
     nodes = []
     for ps in pss:
       node = _Node(ps, len(self.nodes), parent, depth, self.latest_priors)
@@ -553,6 +556,43 @@ class SearchTree:
     self._added(nodes)
     return [node.index for node in nodes]
 
+  def _add_only_child(self, ps: PublicState, parent_node: _Node,
+                      depth: int) -> int:
+    """`_add_children` of a one-history child of a one-history parent (a
+    perfect-information search adds one at a time), element by element: the
+    same entries, without the lists and arrays of the general case (it was
+    a sixth of a connect_four simulation). Each player has one infostate in
+    each, the child's below the parent's."""
+    node = _Node(ps, len(self.nodes), parent_node.index, depth,
+                 self.latest_priors)
+    self.nodes.append(node)
+    self.node_of[ps.id] = node.index
+    action = int(ps.parent_action[0])
+    for p in range(2):
+      side = self.sides[p]
+      start = side.e_srow.n
+      base = parent_node.entry_start[p]
+      node.entry_start[p] = start
+      self.node_entry_start[p].append(start)
+      self.node_entries[p].append(1)
+      side.e_row.append(-1)
+      side.e_parent.append(base)
+      side.e_depth.append(depth)
+      if parent_node.player == p:
+        row = int(parent_node.rows[0])
+        slot = side.r_actions[row].index(action)
+        side.e_srow.append(row)
+        side.e_sslot.append(slot)
+        side.e_prow.append(row)
+        side.e_pslot.append(slot)
+      else:
+        side.e_srow.append(side.e_srow.buf[base])
+        side.e_sslot.append(side.e_sslot.buf[base])
+        side.e_prow.append(-1)
+        side.e_pslot.append(-1)
+    self._added([node])
+    return node.index
+
   def _added(self, nodes: list[_Node]) -> None:
     """Files new nodes as terminals or leaves."""
     for node in nodes:
@@ -572,6 +612,9 @@ class SearchTree:
     q = node.player
     side = self.sides[q]
     ps = node.ps
+    if len(ps.histories) == 1:
+      self._make_one_row(node)
+      return
     n = ps.num_infostates(q)
     legal = [ps.legal_actions(j) for j in range(n)]
     first_row = side.num_rows
@@ -623,6 +666,36 @@ class SearchTree:
       side.rh_chance.extend(ps.chance_reach)
     self._compiled = None
 
+  def _make_one_row(self, node: _Node) -> None:
+    """`_make_rows` of a one-history node (one row), element by element:
+    the same numbers without the general case's arrays."""
+    q = node.player
+    side = self.sides[q]
+    ps = node.ps
+    legal = ps.legal_actions(0)
+    k = len(legal)
+    row = side.num_rows
+    side.ensure(row + 1, k)
+    node.rows = np.arange(row, row + 1)
+    entry = node.entry_start[q]
+    srow = int(side.e_srow.buf[entry])
+    side.r_entry.append(entry)
+    side.e_row.buf[entry] = row
+    side.r_level.append(0 if srow < 0 else int(side.r_level.buf[srow]) + 1)
+    side.r_actions.append(legal)
+    side.legal[row, :k] = True
+    prior = node.prior
+    if prior is not None:
+      p = prior[0, legal]
+      total = p.sum()
+      side.prior[row, :k] = p / total if total > 0 else 1.0 / k
+    else:
+      side.prior[row, :k] = 1.0 / k
+    side.rh_row.append(row)
+    side.rh_opp.append(node.entry_start[1 - q])
+    side.rh_chance.append(ps.chance_reach[0])
+    self._compiled = None
+
   def expand(self, node: _Node, actions: Sequence[Sequence[int]] | None = None
              ) -> int:
     """Adds children of `node`: all of them, or, at a decision node, those
@@ -669,6 +742,9 @@ class SearchTree:
     (node.children[c],) = self._add_children([children[c]], node.index)
     if len(node.children) == len(children):
       self._update_active(node, full=True)
+    elif isinstance(children, LazyChildren):
+      # Perfect information: the new child's action (slot c) alone.
+      self._update_active(node, full=False, slot=c)
     else:
       # Only the (infostate, action) pairs that lead into the new child can
       # have changed.
@@ -680,15 +756,20 @@ class SearchTree:
     return 1
 
   def _update_active(self, node: _Node, full: bool,
-                     only: set[tuple[int, int]] | None = None) -> None:
+                     only: set[tuple[int, int]] | None = None,
+                     slot: int | None = None) -> None:
     """Marks the actions of `node`'s rows whose children are in the tree
     as active (`full`: all of them; `only`: a set of (infostate, action)
-    pairs, the only ones that may have changed), and re-runs regret
-    matching on the rows concerned."""
+    pairs, the only ones that may have changed; `slot`: in a perfect-
+    information node, the one action whose child was added), and re-runs
+    regret matching on the rows concerned."""
     q = node.player
     side = self.sides[q]
     rows = node.rows.tolist()
-    if full:
+    if slot is not None:
+      side.active[rows[0], slot] = True
+      spans = [(rows[0], rows[0] + 1)]
+    elif full:
       for row in rows:
         side.active[row, :len(side.r_actions[row])] = True
       spans = [(rows[0], rows[-1] + 1)]
@@ -1673,6 +1754,10 @@ class GTCFR:
         chosen.append(legal[:k])
         continue
       prior = node.prior[j, legal]
+      if k == 1:
+        # (The stable sort's first: the first of the largest.)
+        chosen.append([legal[int(np.argmax(prior))]])
+        continue
       order = np.argsort(-prior, kind="stable")[:k]
       chosen.append([legal[i] for i in order])
     return chosen

@@ -155,6 +155,27 @@ def test_sampled_public_states_keep_their_chance_reach_and_the_true_history():
     assert child.histories[k].history() == nxt.history()
 
 
+def test_children_drawn_before_they_are_built_are_marked_sampled():
+  """Liar's dice 1x6 with max_histories=36: the 36 deals are exact, but
+  player 0's bids would build 36 x 12 children, more than 4 x 36, so they
+  are drawn before being built; each bid's group then holds a dozen or so
+  of its 36 histories, under the bound, and is still a sample (a network
+  refuses it; the searcher's own infostate is favoured in it)."""
+  game = pyspiel.load_game("liars_dice(numdice=1,dice_sides=6)")
+  observer = PublicStateObserver(game, ObserverConfig(max_histories=36))
+  ps = observer.root()
+  while not ps.is_player_node():
+    (ps,) = ps.children()
+  assert len(ps.histories) == 36 and ps.exact and not ps.sampled
+  children = ps.children()
+  assert all(len(c.histories) < 36 for c in children)
+  assert all(c.sampled and not c.exact for c in children)
+  exact_children = PublicStateObserver(game).public_state_of(
+      children[0].histories[0])[0].parent.children()
+  assert all(len(c.histories) == 36 and not c.sampled
+             for c in exact_children)
+
+
 def test_under_a_passed_deadline_sampled_public_states_shrink_to_the_true_one():
   """A time-limited bot's observer builds fewer children where time is
   short (at least one history a group, the searcher's own always kept);

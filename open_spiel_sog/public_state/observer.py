@@ -1229,7 +1229,8 @@ class PublicStateObserver:
       if whole and derived is None:
         child.history_infostate.flags.writeable = False
         cached.derived[label] = child.derived
-      child.sampled = child.sampled or sampled
+      # A presampled group is a sample even where it fits the bound.
+      child.sampled = child.sampled or sampled or presampled
       child.exact = child.exact and not (sampled or presampled)
       if favoured is not None and favoured.any():
         child.favoured_histories = favoured

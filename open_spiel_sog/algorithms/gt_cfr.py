@@ -427,6 +427,21 @@ class _Compiled:
     return groups
 
 
+def _fill_row(side: _Side, row: int, legal: Sequence[int],
+              prior: np.ndarray | None) -> None:
+  """Marks `row`'s `legal` actions and sets its prior: `prior` (over all
+  actions) restricted to them and renormalised, uniform where it is None or
+  sums to 0."""
+  k = len(legal)
+  side.legal[row, :k] = True
+  if prior is not None:
+    p = prior[legal]
+    total = p.sum()
+    side.prior[row, :k] = p / total if total > 0 else 1.0 / k
+  else:
+    side.prior[row, :k] = 1.0 / k
+
+
 class SearchTree:
   """A growing public tree with per-player sequence arrays and CFR state."""
 
@@ -646,15 +661,8 @@ class SearchTree:
         side.prior[rows, :k] = 1.0 / k
     else:
       for j in range(n):
-        row = first_row + j
-        k = len(legal[j])
-        side.legal[row, :k] = True
-        if prior is not None:
-          p = prior[j, legal[j]]
-          total = p.sum()
-          side.prior[row, :k] = p / total if total > 0 else 1.0 / k
-        else:
-          side.prior[row, :k] = 1.0 / k
+        _fill_row(side, first_row + j, legal[j],
+                  None if prior is None else prior[j])
     o = 1 - q
     if len(ps.histories) == 1:
       side.rh_row.append(first_row)
@@ -683,14 +691,8 @@ class SearchTree:
     side.e_row.buf[entry] = row
     side.r_level.append(0 if srow < 0 else int(side.r_level.buf[srow]) + 1)
     side.r_actions.append(legal)
-    side.legal[row, :k] = True
     prior = node.prior
-    if prior is not None:
-      p = prior[0, legal]
-      total = p.sum()
-      side.prior[row, :k] = p / total if total > 0 else 1.0 / k
-    else:
-      side.prior[row, :k] = 1.0 / k
+    _fill_row(side, row, legal, None if prior is None else prior[0])
     side.rh_row.append(row)
     side.rh_opp.append(node.entry_start[1 - q])
     side.rh_chance.append(ps.chance_reach[0])

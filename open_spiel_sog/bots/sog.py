@@ -541,8 +541,8 @@ class _GarbageCollection:
     self.enabled = bool(time_limit)
     self.before_search()
 
-  # Full collections per automatic young-generation cycle while paused:
-  # never, in practice (CPython runs one when the count passes this).
+  # The collector's third threshold while paused: generation-1 collections
+  # before a full one, a count never reached in practice.
   _NO_FULL = 1 << 30
 
   @contextlib.contextmanager

@@ -119,10 +119,37 @@ def test_time_limited_rollouts_share_the_time_among_pending_leaves(
   vf.deadline = time.monotonic() + 1000.0  # 0.1 * 1000 s: 99 rollouts
   played = []
   mean_return = vf._mean_return  # pylint: disable=protected-access
-  vf._mean_return = lambda h, n: played.append(n) or mean_return(h, n)  # pylint: disable=protected-access
+  vf._mean_return = lambda h, n, m: played.append(n) or mean_return(h, n, m)  # pylint: disable=protected-access
   _, _, weight, _ = vf.fixed_history_values(ps, pending)
   assert len(weight) == len(played) == histories
   assert set(played) == {rollouts}
+
+
+def test_rollouts_that_do_not_fit_whole_are_cut_short_and_not_cached():
+  """Where not even one whole rollout per pending leaf fits the deadline's
+  share, the leaf's one rollout stops after the actions that fit (timed per
+  action) and scores a draw; that value is not kept for later searches,
+  and the seconds per whole rollout are not lowered by it."""
+  game = pyspiel.load_game("breakthrough")  # no game ends within 10 actions
+  root = PublicStateObserver(game).root()
+  vf = value_functions.RolloutValueFunction(game, num_rollouts=8)
+  vf.seconds_per_rollout, vf.seconds_per_move = 1.0, 0.01
+  vf.deadline = time.monotonic() + 1001.0
+  # 0.1 * 1001 s among 1000 leaves: 0.1 s each, no whole rollout, 10 moves.
+  _, _, weight, _ = vf.fixed_history_values(root, 1000)
+  assert weight.tolist() == [vf.truncated_value] == [0.0]
+  assert vf._timed[1:] == [0, vf._timed[2], 10]  # pylint: disable=protected-access
+  assert vf.seconds_per_rollout == 1.0
+  assert root.id not in vf._cache  # pylint: disable=protected-access
+  # With time enough, the same leaf gets whole rollouts (won or lost), kept.
+  vf.deadline = None
+  rng_state = vf._rollout_rng  # pylint: disable=protected-access
+  _, _, weight, _ = vf.fixed_history_values(root, 1000)
+  whole, _, _ = value_functions.python_random_rollouts(root.histories[0], 8,
+                                                       rng_state)
+  assert weight.tolist() == [whole]
+  assert root.id in vf._cache  # pylint: disable=protected-access
+  assert vf._timed[3] == 10  # untimed without a deadline  # pylint: disable=protected-access
 
 
 def test_rollout_packed_values_are_the_per_query_ones():

@@ -674,7 +674,10 @@ class RolloutValueFunction(ValueFunction):
   histories (at least one of each), so that the leaves an update values
   take at most `leaf_share` of the time left (timed by
   `seconds_per_rollout`, a running mean of the rollouts played): an update
-  cannot stop half way through valuing its new leaves.
+  cannot stop half way through valuing its new leaves. Where even one
+  whole rollout per leaf would not fit, each leaf's one rollout stops after
+  the actions that fit (`seconds_per_move`) and scores a draw; such values
+  are not cached.
   `max_moves` > 0 (a time-limited bot sets it where even one rollout per
   child is too slow: hive) stops each rollout after that many actions and
   scores it as a draw (`draw_value`).
@@ -702,72 +705,95 @@ class RolloutValueFunction(ValueFunction):
     self.seconds_per_move: float | None = None
     self.max_moves = 0
     self.truncated_value = draw_value(game)
-    self._timed = [0.0, 0, 0]  # seconds, rollouts, actions
+    # Seconds and rollouts of those played whole (to `max_moves`), seconds
+    # and actions of all.
+    self._timed = [0.0, 0, 0.0, 0]
 
   _MAX_PACKED_CACHE = 256
 
-  def _affordable(self, histories: int, pending: int) -> tuple[int, int]:
-    """(histories to sample, rollouts per history) for a leaf of
-    `histories`: at most max_histories and num_rollouts, and under
-    `deadline` fewer where this leaf and the `pending` - 1 others still to
-    value would take more than `leaf_share` of the time left: rollouts per
-    history are cut first, then histories (at least one of each)."""
+  def _affordable(self, histories: int, pending: int
+                  ) -> tuple[int, int, int]:
+    """(histories to sample, rollouts per history, `max_moves` of each
+    rollout) for a leaf of `histories`: at most max_histories and
+    num_rollouts, and under `deadline` fewer where this leaf and the
+    `pending` - 1 others still to value would take more than `leaf_share`
+    of the time left: rollouts per history are cut first, then histories
+    (at least one of each), and where even one whole rollout per leaf does
+    not fit, that rollout stops after the actions that do (timed by
+    `seconds_per_move`; at least one) and scores `truncated_value`."""
     bound = min(histories, self.max_histories)
     if self.deadline is None or not self.seconds_per_rollout:
-      return bound, self.num_rollouts
+      return bound, self.num_rollouts, self.max_moves
     left = max(self.deadline - time.monotonic(), 0.0)
     afford = int(self.leaf_share * left /
                  (max(pending, 1) * self.seconds_per_rollout))
     if afford >= bound * self.num_rollouts:
-      return bound, self.num_rollouts
+      return bound, self.num_rollouts, self.max_moves
     if afford >= bound:
-      return bound, afford // bound
-    return max(1, afford), 1
+      return bound, afford // bound, self.max_moves
+    if afford >= 1 or not self.seconds_per_move:
+      return max(1, afford), 1, self.max_moves
+    # (kriegspiel: an expansion added 372 leaves with 0.4 s left, and one
+    # whole rollout each took 0.62 s.)
+    fit = max(1, int(self.leaf_share * left /
+                     (max(pending, 1) * self.seconds_per_move)))
+    return 1, 1, fit if not self.max_moves else min(fit, self.max_moves)
 
-  def _mean_return(self, state: pyspiel.State, rollouts: int) -> float:
-    """Player 0's mean return over `rollouts` random games from `state`."""
+  def _mean_return(self, state: pyspiel.State, rollouts: int,
+                   max_moves: int) -> float:
+    """Player 0's mean return over `rollouts` random games from `state`,
+    each stopped after `max_moves` actions (0: none) and then scored
+    `truncated_value`."""
     start = time.perf_counter()
     mean, self._rollout_rng, moves = random_rollouts(
-        state, rollouts, self._rollout_rng, self.max_moves,
-        self.truncated_value)
+        state, rollouts, self._rollout_rng, max_moves, self.truncated_value)
     if self.deadline is not None:  # timed where the time is budgeted
-      self.record_time(time.perf_counter() - start, rollouts, moves)
+      self.record_time(time.perf_counter() - start, rollouts, moves,
+                       whole=max_moves == self.max_moves)
     return mean
 
-  def record_time(self, seconds: float, rollouts: int, moves: int) -> None:
-    """Adds rollouts played in `seconds` to the running means."""
-    self._timed[0] += seconds
-    self._timed[1] += rollouts
-    self._timed[2] += moves
-    self.seconds_per_rollout = self._timed[0] / self._timed[1]
-    if self._timed[2]:
-      self.seconds_per_move = self._timed[0] / self._timed[2]
+  def record_time(self, seconds: float, rollouts: int, moves: int,
+                  whole: bool = True) -> None:
+    """Adds rollouts played in `seconds` (`moves` actions in all) to the
+    running means: seconds per move from every rollout, seconds per
+    rollout from `whole` ones only (not cut short by the deadline)."""
+    if whole:
+      self._timed[0] += seconds
+      self._timed[1] += rollouts
+      self.seconds_per_rollout = self._timed[0] / self._timed[1]
+    self._timed[2] += seconds
+    self._timed[3] += moves
+    if self._timed[3]:
+      self.seconds_per_move = self._timed[2] / self._timed[3]
 
   def _history_values(self, ps: PublicState, pending: int = 1):
     """Per sampled history of `ps` (cached per public state): (its index
     [K], weight times mean u0 [K], its infostate per player [K] and [K],
     chance reach times weight times mean u0 [K]). `pending`: see
-    `fixed_history_values`."""
+    `fixed_history_values`. Values of rollouts that the deadline cut
+    shorter than `max_moves` are not cached: a later search values the
+    public state again."""
     cached = self._cache.get(ps.id)
     if cached is not None:
       return cached
     n = len(ps.histories)
-    bound, rollouts = self._affordable(n, pending)
+    bound, rollouts, moves = self._affordable(n, pending)
     if n <= bound:  # every history, weight 1
       index = np.arange(n)
-      weighted_u0 = np.asarray([self._mean_return(h, rollouts)
+      weighted_u0 = np.asarray([self._mean_return(h, rollouts, moves)
                                 for h in ps.histories])
       cached = (index, weighted_u0, ps.history_infostate[0],
                 ps.history_infostate[1], ps.chance_reach * weighted_u0)
     else:
       index = np.sort(self._rng.choice(n, size=bound, replace=False))
-      u0 = np.asarray([self._mean_return(ps.histories[i], rollouts)
+      u0 = np.asarray([self._mean_return(ps.histories[i], rollouts, moves)
                        for i in index])
       weighted_u0 = (n / bound) * u0
       cached = (index, weighted_u0, ps.history_infostate[0][index],
                 ps.history_infostate[1][index],
                 ps.chance_reach[index] * weighted_u0)
-    self._cache[ps.id] = cached
+    if moves == self.max_moves:
+      self._cache[ps.id] = cached
     return cached
 
   def _policy(self, ps: PublicState) -> np.ndarray | None:

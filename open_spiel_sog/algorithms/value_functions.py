@@ -293,7 +293,9 @@ class ValueFunction(abc.ABC):
     prior) such that, for any ranges, v0[e] = sum over the K histories with
     player 0's infostate e of weight * r1[infostate of player 1], v1[e] =
     -(the same with the players swapped), and `evaluate`'s policy is
-    `prior`. None (the default) where values depend on the ranges otherwise
+    `prior` (None: uniform over each infostate's legal actions, which a
+    search's rows take without an array). None (the default) where values
+    depend on the ranges otherwise
     (networks, solvers). A search may then fold the leaf into its own sums
     instead of querying it on every update. `pending`: the leaves the
     caller has still to value in this batch, `ps` included (a time-limited
@@ -817,7 +819,9 @@ class RolloutValueFunction(ValueFunction):
 
   def fixed_history_values(self, ps: PublicState, pending: int = 1):
     _, _, inf0, inf1, weight = self._history_values(ps, pending)
-    return inf0, inf1, weight, self._policy(ps)
+    # The prior is uniform: None (no [infostates, actions] array per leaf:
+    # 4,672 actions in chess).
+    return inf0, inf1, weight, None
 
   def evaluate(self, queries: Sequence[Query]) -> list[Evaluation]:
     out = []

@@ -629,10 +629,12 @@ class PublicState:
 
     if len(self.histories) == 1 and terminal_recall is None:
       # (One history, one infostate each: the common perfect-information
-      # case, without the general bookkeeping.)
-      self._infostates = [
-          [observer.infostate_string(first, p) if infostate_keys is None
-           else infostate_keys[p][0]] for p in range(2)]
+      # case, without the general bookkeeping. Without given keys, the
+      # infostate strings are made when first read: a perfect-information
+      # search reads few of them, and two strings were a twentieth of a
+      # connect_four simulation.)
+      self._keys = (None if infostate_keys is None else
+                    [[infostate_keys[p][0]] for p in range(2)])
       self.history_infostate = np.zeros((2, 1), dtype=np.int64)
       self._legal_actions = ([first.legal_actions()]
                              if self._current_player >= 0 else None)
@@ -761,12 +763,28 @@ class PublicState:
       node = node.parent
     return False
 
+  @property
+  def _infostates(self) -> list[list[str]]:
+    """Each player's infostate strings, in index order (made on first read
+    where the constructor left them to be: one history)."""
+    keys = self._keys
+    if keys is None:
+      first = self.histories[0]
+      keys = self._keys = [[self.observer.infostate_string(first, p)]
+                           for p in range(2)]
+    return keys
+
+  @_infostates.setter
+  def _infostates(self, value: list[list[str]]) -> None:
+    self._keys = value
+
   def infostates(self, player: int) -> list[str]:
     """The information_state_string of each of `player`'s infostates here."""
     return self._infostates[player]
 
   def num_infostates(self, player: int) -> int:
-    return len(self._infostates[player])
+    keys = self._keys
+    return 1 if keys is None else len(keys[player])
 
   def legal_actions(self, infostate: int) -> list[int]:
     """Legal actions of the acting player's `infostate` (an index)."""
@@ -1364,10 +1382,10 @@ class PublicStateObserver:
     """The child of perfect-information `ps` reached by `action` (chance:
     an outcome of probability `prob`), as `_expand` would group it."""
     child = ps.histories[0].child(action)
+    # (No infostate keys: a one-history public state makes them when read.)
     return self._new_public_state(
         ps, str(action), [child], np.asarray([ps.chance_reach[0] * prob]),
-        np.zeros(1, dtype=np.int64), np.asarray([action], dtype=np.int64),
-        [[self.infostate_string(child, p)] for p in range(2)])
+        np.zeros(1, dtype=np.int64), np.asarray([action], dtype=np.int64))
 
   @staticmethod
   def _strata(ps: PublicState, parent_history: np.ndarray,

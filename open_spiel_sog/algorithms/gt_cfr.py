@@ -778,7 +778,9 @@ class SearchTree:
     elif isinstance(node.ps.child_sequence(), LazyChildren):
       # Perfect information: one history and one row, whose k-th action
       # leads to child k; an action is active once its child is in.
-      side.active[rows[0], list(node.children)] = True
+      active = side.active[rows[0]]
+      for c in node.children:  # (few: top_k; scalar writes beat a list)
+        active[c] = True
       spans = [(rows[0], rows[0] + 1)]
     else:
       infostates = (range(len(rows)) if only is None else
@@ -847,16 +849,25 @@ class SearchTree:
     else:
       prev_entries, prev_rows = prev.num_entries, len(prev.r_entry)
     e_seq_grown, r_parent_seq_grown = self._sequences[p]
-    srow = side.e_srow.buf[prev_entries:entries]
-    sslot = side.e_sslot.buf[prev_entries:entries]
-    if entries - prev_entries <= 8:
+    if entries - prev_entries == 1:  # (a perfect-information search's)
+      r, sl = int(side.e_srow.buf[prev_entries]), int(
+          side.e_sslot.buf[prev_entries])
+      e_seq_grown.append(sl if r < 0 else nr + r * width + sl)
+    elif entries - prev_entries <= 8:
+      srow = side.e_srow.buf[prev_entries:entries]
+      sslot = side.e_sslot.buf[prev_entries:entries]
       e_seq_grown.extend([s if r < 0 else nr + r * width + s
                           for r, s in zip(srow.tolist(), sslot.tolist())])
     else:
+      srow = side.e_srow.buf[prev_entries:entries]
+      sslot = side.e_sslot.buf[prev_entries:entries]
       e_seq_grown.extend(np.where(srow < 0, sslot, nr + srow * width + sslot))
     e_seq = e_seq_grown.buf[:entries]
     r_entry = side.r_entry.buf[:rows]
-    r_parent_seq_grown.extend(e_seq[r_entry[prev_rows:]])
+    if rows - prev_rows == 1:
+      r_parent_seq_grown.append(e_seq[r_entry[prev_rows]])
+    elif rows > prev_rows:
+      r_parent_seq_grown.extend(e_seq[r_entry[prev_rows:]])
     compiled = _Compiled(
         nr, width, nr + rows * width, e_seq, r_parent_seq_grown.buf[:rows],
         side.r_level.buf[:rows], side.rh_row.view(), side.rh_opp.view(),
@@ -878,6 +889,8 @@ class SearchTree:
                      ) -> int:
     """Appends the terminal arrays after the first `taken` (t_e0, t_e1, t_w
     in turn) to `grown`; returns how many are taken now."""
+    if taken == len(self.t_w):
+      return taken
     for g, chunks in zip(grown, (self.t_e0, self.t_e1, self.t_w)):
       for chunk in chunks[taken:]:
         g.extend(chunk)
@@ -1539,14 +1552,17 @@ class GTCFR:
         _regret_update(side, c, seq_values, row_values, own, weight)
       self._record_values(p, c, seq_values, row_values, weight)
 
-  def _fused_update(self, kernels, compiled, p: int, weight: float) -> None:
+  def _fused_update(self, kernels, compiled, p: int, weight: float,
+                    histories=None) -> None:
     """`_update` of one player where every leaf value is a fixed sum over
     histories, as one C++ call (`cfr_fixed_update`: the same passes, the
-    same numbers)."""
+    same numbers). `histories`: `_fixed_histories(compiled)` if known."""
     o = 1 - p
     side, opp, c, co = (self.tree.sides[p], self.tree.sides[o], compiled[p],
                         compiled[o])
-    e0, e1, w, s0, s1 = self._fixed_histories(compiled)
+    if histories is None:
+      histories = self._fixed_histories(compiled)
+    e0, e1, w, s0, s1 = histories
     track = p in self.value_players
     own_reach, opp_reach, seq_values, row_values, entry_values = (
         kernels.cfr_fixed_update(
@@ -1680,10 +1696,30 @@ class GTCFR:
     for _ in range(count):
       self.updates += 1
       if self.config.alternating:
-        self._update([0])
-        self._update([1])
+        if not self._fused_pair():
+          self._update([0])
+          self._update([1])
       else:
         self._update([0, 1])
+
+  def _fused_pair(self) -> bool:
+    """`_update([0])` then `_update([1])` where both take `_fused_update`
+    (every leaf value a fixed sum over histories), with what they share
+    done once (the tree does not change between them); False, having
+    updated nothing, where they do not."""
+    kernels = _kernels()
+    if kernels is None:
+      return False
+    tree = self.tree
+    compiled = tree.compiled()
+    fixed = self._fixed and self._fold_fixed_leaves()
+    if not (fixed or (not tree.leaves() and not self._together_slices)):
+      return False
+    weight = float(self.updates) ** self.config.averaging_power
+    histories = self._fixed_histories(compiled)
+    self._fused_update(kernels, compiled, 0, weight, histories)
+    self._fused_update(kernels, compiled, 1, weight, histories)
+    return True
 
   # --- Expansion phase -------------------------------------------------------
 

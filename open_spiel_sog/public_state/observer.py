@@ -510,14 +510,15 @@ class LazyChildren(collections.abc.Sequence):
     history = parent.histories[0]
     if history.is_chance_node():
       outcomes = [(a, p) for a, p in history.chance_outcomes() if p > 0.0]
+      self._actions = [a for a, _ in outcomes]
+      self._probs = [p for _, p in outcomes]
     else:
-      outcomes = [(a, 1.0) for a in history.legal_actions()]
+      self._actions = list(parent.legal_actions(0))
+      self._probs = [1.0] * len(self._actions)
     self._observer = observer
     self._parent = parent
-    self._actions = [a for a, _ in outcomes]
-    self._probs = [p for _, p in outcomes]
     self._position = {a: i for i, a in enumerate(self._actions)}
-    self._built: list[PublicState | None] = [None] * len(outcomes)
+    self._built: list[PublicState | None] = [None] * len(self._actions)
 
   def __len__(self) -> int:
     return len(self._actions)

@@ -331,6 +331,9 @@ class _Side:
     self.rh_row = _Grow()
     self.rh_opp = _Grow()
     self.rh_chance = _Grow(np.float64)
+    # True while each row has one history, at the row's own index (one-
+    # history nodes only: perfect information).
+    self.rh_in_order = True
     # CFR state, [capacity, width].
     self.width = 1
     self.capacity = 0
@@ -373,6 +376,25 @@ class _Side:
     self.visits = grow(self.visits[:n])
     self.capacity = cap
     self.width = new_width
+
+
+class _InOrderNormalisers:
+  """`GTCFR._row_normalisers` of one player whose rows have one history
+  each, at the row's own index: each row's product computed when read (a
+  walk reads a few; the same numbers as the bincount over all rows)."""
+
+  __slots__ = ("chance", "opp", "opp_reach", "opp_seq", "n")
+
+  def __init__(self, c: "_Compiled", opp_reach: np.ndarray,
+               opp_seq: np.ndarray, n: int):
+    self.chance, self.opp = c.rh_chance, c.rh_opp
+    self.opp_reach, self.opp_seq, self.n = opp_reach, opp_seq, n
+
+  def __len__(self) -> int:
+    return self.n
+
+  def __getitem__(self, row: int):
+    return self.chance[row] * self.opp_reach[self.opp_seq[self.opp[row]]]
 
 
 @dataclasses.dataclass
@@ -670,6 +692,7 @@ class SearchTree:
       side.rh_chance.append(ps.chance_reach[0])
     else:
       side.rh_row.extend(first_row + ps.history_infostate[q])
+      side.rh_in_order = False
       side.rh_opp.extend(node.entry_start[o] + ps.history_infostate[o])
       side.rh_chance.extend(ps.chance_reach)
     self._compiled = None
@@ -1723,7 +1746,14 @@ class GTCFR:
 
   # --- Expansion phase -------------------------------------------------------
 
-  def _row_normalisers(self, compiled, reaches) -> list[np.ndarray]:
+  def _row_normalisers(self, compiled, reaches) -> list:
+    """Per player, each row's chance reach times the opponent's reach,
+    summed over the row's histories (PUCT's value scale), indexed by row."""
+    sides = self.tree.sides
+    if sides[0].rh_in_order and sides[1].rh_in_order:
+      return [_InOrderNormalisers(compiled[p], reaches[1 - p],
+                                  compiled[1 - p].e_seq, sides[p].num_rows)
+              for p in range(2)]
     out = []
     for p in range(2):
       c = compiled[p]

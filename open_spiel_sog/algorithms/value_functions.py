@@ -624,6 +624,8 @@ def python_random_rollouts(state: pyspiel.State, num_rollouts: int,
 
 
 _native_rollouts = None  # the shim's random_rollouts, once looked up
+_ONE_INDEX = np.zeros(1, dtype=np.int64)  # a one-history public state's index
+_ONE_INDEX.setflags(write=False)
 
 
 def random_rollouts(state: pyspiel.State, num_rollouts: int,
@@ -780,7 +782,12 @@ class RolloutValueFunction(ValueFunction):
       return cached
     n = len(ps.histories)
     bound, rollouts, moves = self._affordable(n, pending)
-    if n <= bound:  # every history, weight 1
+    if n == 1:  # (perfect information: the same arrays, made directly)
+      weighted_u0 = np.array([self._mean_return(ps.histories[0], rollouts,
+                                                moves)])
+      cached = (_ONE_INDEX, weighted_u0, ps.history_infostate[0],
+                ps.history_infostate[1], ps.chance_reach * weighted_u0)
+    elif n <= bound:  # every history, weight 1
       index = np.arange(n)
       weighted_u0 = np.asarray([self._mean_return(h, rollouts, moves)
                                 for h in ps.histories])

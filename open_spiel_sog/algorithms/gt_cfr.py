@@ -188,7 +188,7 @@ class _Node:
   __slots__ = ("ps", "index", "parent", "depth", "player", "entry_start",
                "rows", "expanded", "children", "_prior", "_latest",
                "transitions", "_infostate_histories", "chance_cdfs",
-               "closed")
+               "closed", "_positions")
 
   def __init__(self, ps: PublicState, index: int, parent: int, depth: int,
                latest: list | None = None):
@@ -210,6 +210,9 @@ class _Node:
     # (SearchTree.latest_priors), shared by its nodes.
     self._latest = latest if latest is not None else [None, None]
     self.transitions: dict[tuple[int, int], tuple[int, int]] | None = None
+    # Perfect information: action -> index in ps.child_sequence() (the
+    # LazyChildren's, whose order `children()` keeps), once looked up.
+    self._positions: dict[int, int] | None = None
     self._infostate_histories: list[list[int]] | None = None
     # At a chance node: history -> (outcomes, their normalised cumulative
     # probabilities), as simulations draw them.
@@ -243,9 +246,14 @@ class _Node:
   def transition(self, history: int, action: int) -> tuple[int, int] | None:
     """(index in ps.child_sequence(), history index there) reached by `action`,
     or None where a sampled public state dropped that child."""
+    positions = self._positions
+    if positions is not None:
+      c = positions.get(action) if history == 0 else None
+      return None if c is None else (c, 0)
     if self.transitions is None:
       children = self.ps.child_sequence()
       if isinstance(children, LazyChildren):
+        self._positions = children.positions()
         c = children.position(history, action)
         return None if c is None else (c, 0)
       table = {}
@@ -1365,9 +1373,14 @@ class GTCFR:
         return False
       inf0, inf1, weight, prior = fixed
       lo = w.n
-      e0.extend(node.entry_start[0] + inf0)
-      e1.extend(node.entry_start[1] + inf1)
-      w.extend(weight)
+      if len(weight) == 1:  # (one history: scalars beat arrays)
+        e0.append(node.entry_start[0] + int(inf0[0]))
+        e1.append(node.entry_start[1] + int(inf1[0]))
+        w.append(weight[0])
+      else:
+        e0.extend(node.entry_start[0] + inf0)
+        e1.extend(node.entry_start[1] + inf1)
+        w.extend(weight)
       self._together_slices[i] = (lo, w.n)
       if prior is not None:
         node.prior = prior

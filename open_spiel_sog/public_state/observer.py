@@ -537,6 +537,10 @@ class LazyChildren(collections.abc.Sequence):
     (always 0 here), or None if that is not a legal move."""
     return self._position.get(action) if history == 0 else None
 
+  def positions(self) -> dict[int, int]:
+    """action -> index of its child (shared: do not modify)."""
+    return self._position
+
   def built(self) -> list[PublicState]:
     """The children built so far."""
     return [c for c in self._built if c is not None]

@@ -18,7 +18,9 @@ run down):
 
 Each game gets a row: `plays` or the error (its type and first line),
 seconds per SoG decision (median and max), moves played, whether the move
-cap stopped it, and SoG's mean return against uniform random (a game
+cap stopped it, the game's process's peak memory after SoG against SoG
+(`max_rss_mb`, JSON rows only), and SoG's mean return against uniform
+random (a game
 stopped at the cap counts 0, and the row says how many were). A game that
 runs past --timeout seconds is recorded as a timeout. The table goes to
 stdout (Markdown); --json adds the rows as one JSON object on the last line.
@@ -28,6 +30,7 @@ Progress goes to stderr.
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -161,7 +164,11 @@ def worker(game_string: str) -> dict:
     row["seconds"] = round(time.monotonic() - start, 2)
     return row
   row.update(status="plays", moves=moves, stopped_at_cap=stopped,
-             game_seconds=round(took, 1))
+             game_seconds=round(took, 1),
+             # The child process's peak resident memory (Linux: KiB) after
+             # SoG against SoG: a whole game's, imports included.
+             max_rss_mb=round(resource.getrusage(
+                 resource.RUSAGE_SELF).ru_maxrss / 1024))
   if decisions:
     row["decision_median"] = round(statistics.median(decisions), 3)
     row["decision_max"] = round(max(decisions), 3)

@@ -64,6 +64,8 @@ def test_game_coverage_records_plays_and_refusals():
   assert breakthrough["moves"] == 4 and breakthrough["stopped_at_cap"]
   assert breakthrough["vs_random_games"] == 2
   assert 0 < breakthrough["decision_max"] < 1.0
+  # The child's peak memory in MiB (Python, pyspiel and numpy: tens of MiB).
+  assert 50 < breakthrough["max_rss_mb"] < 20000
   # Refused with a one-line reason.
   refused = rows["kuhn_poker(players=3)"]
   assert refused["status"] == "error"

@@ -687,6 +687,18 @@ def test_pruning_bounds_memory_and_changes_no_decision(game_string, params):
   for bot in pruned:
     assert {ps.id for ps in bot.observer.public_states} <= _reachable(
         bot, state)
+    # The value function keeps nothing for public states no search can
+    # start at any more (the path above the floor): kriegspiel's growth-
+    # root priors, megabytes each, piled up to gigabytes over a game.
+    under, stack = set(), [bot.observer.search_floor()]
+    while stack:
+      ps = stack.pop()
+      under.add(ps.id)
+      stack.extend(bot.observer._built_children(ps))  # pylint: disable=protected-access
+    cached = set(bot.value_fn._cache) | set(bot.value_fn._policies)  # pylint: disable=protected-access
+    assert cached and cached <= under
+    # Replaced samples (and what was built under them) are not held.
+    assert not bot.observer._replaced  # pylint: disable=protected-access
   # Without pruning the observers hold every search's tree.
   assert sum(live[-1]) < 0.7 * sum(kept_live[-1]), (live, kept_live)
   # A new game: ids are not reused, and the root is all that is left.

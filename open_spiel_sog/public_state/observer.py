@@ -1043,11 +1043,15 @@ class PublicStateObserver:
     from: `search_floor()` is `keep`). Kept: the path from the root and
     everything under `keep`; so a bot that prunes at each search root keeps
     its memory bounded by the path and its latest search tree over a whole
-    game. Returns the dropped ids (caches keyed by them can go), with those
-    of samples replaced since the last call (`public_state_of`)."""
+    game. Returns the ids whose caches can go: the dropped ones, with those
+    of samples replaced since the last call (`public_state_of`), and the
+    ancestors of `keep` that this call made unsearchable (kept for
+    navigation, never searched or valued again: a growth root's prior in
+    kriegspiel is [infostates, 4,672], megabytes, one per search)."""
     if keep.observer is not self:
       raise ValueError("prune: the public state belongs to another observer")
     dropped: list[int] = []
+    above: list[int] = []
     node = keep
     while node.parent is not None:
       parent = node.parent
@@ -1059,9 +1063,10 @@ class PublicStateObserver:
       parent._children = [node]  # pylint: disable=protected-access
       parent._lazy_children = None  # pylint: disable=protected-access
       self._pruned.add(parent.id)
+      above.append(parent.id)
       node = parent
     self._floor = keep
-    return self._remove(dropped)
+    return self._remove(dropped) + above
 
   def searchable(self, ps: PublicState) -> bool:
     """Whether `ps`'s subtree is whole (`ps` is `search_floor()` or below
@@ -1580,6 +1585,9 @@ class PublicStateObserver:
     children = ps.children()
     (child,) = self._expand(ps, force=(index, action), only_forced=True)
     replaced = {old.id for old in self._replaced}
+    # (Kept no longer: the replaced samples hold what was built under
+    # them, which would stay alive until the next resample.)
+    self._replaced = []
     positions = [i for i, old in enumerate(children) if old.id in replaced]
     if positions:  # in place of the first one it replaces
       children[positions[0]] = child

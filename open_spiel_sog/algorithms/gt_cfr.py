@@ -884,15 +884,15 @@ class SearchTree:
       r, sl = int(side.e_srow.buf[prev_entries]), int(
           side.e_sslot.buf[prev_entries])
       e_seq_grown.append(sl if r < 0 else nr + r * width + sl)
-    elif entries - prev_entries <= 8:
-      srow = side.e_srow.buf[prev_entries:entries]
-      sslot = side.e_sslot.buf[prev_entries:entries]
-      e_seq_grown.extend([s if r < 0 else nr + r * width + s
-                          for r, s in zip(srow.tolist(), sslot.tolist())])
     else:
       srow = side.e_srow.buf[prev_entries:entries]
       sslot = side.e_sslot.buf[prev_entries:entries]
-      e_seq_grown.extend(np.where(srow < 0, sslot, nr + srow * width + sslot))
+      if entries - prev_entries <= 8:
+        e_seq_grown.extend([s if r < 0 else nr + r * width + s
+                            for r, s in zip(srow.tolist(), sslot.tolist())])
+      else:
+        e_seq_grown.extend(np.where(srow < 0, sslot,
+                                    nr + srow * width + sslot))
     e_seq = e_seq_grown.buf[:entries]
     r_entry = side.r_entry.buf[:rows]
     if rows - prev_rows == 1:
@@ -1544,12 +1544,7 @@ class GTCFR:
     sides = tree.sides
     fixed = self._fixed and self._fold_fixed_leaves()
     kernels = _kernels()
-    if (kernels is not None and len(players) == 1 and
-        (fixed or (not tree.leaves() and not self._together_slices))):
-      # Every value is a fixed sum over histories: the folded leaves' and
-      # the terminals', or the terminals' alone once a tree whose leaves
-      # are queried has none left (a network's search of a small subgame
-      # expands it whole: most updates of Leduc's training).
+    if kernels is not None and len(players) == 1 and self._all_fixed(fixed):
       self._fused_update(kernels, compiled, players[0], weight)
       return
     if (kernels is not None and len(players) == 1 and
@@ -1587,6 +1582,14 @@ class GTCFR:
         own = reaches[p][c.r_parent_seq]
         _regret_update(side, c, seq_values, row_values, own, weight)
       self._record_values(p, c, seq_values, row_values, weight)
+
+  def _all_fixed(self, fixed: bool) -> bool:
+    """Whether every value of an update is a fixed sum over histories:
+    the folded leaves' and the terminals' (`fixed`: the leaves are folded),
+    or the terminals' alone once a tree whose leaves are queried has none
+    left (a network's search of a small subgame expands it whole: most
+    updates of Leduc's training)."""
+    return fixed or (not self.tree.leaves() and not self._together_slices)
 
   def _fused_update(self, kernels, compiled, p: int, weight: float,
                     histories=None) -> None:
@@ -1746,10 +1749,8 @@ class GTCFR:
     kernels = _kernels()
     if kernels is None:
       return False
-    tree = self.tree
-    compiled = tree.compiled()
-    fixed = self._fixed and self._fold_fixed_leaves()
-    if not (fixed or (not tree.leaves() and not self._together_slices)):
+    compiled = self.tree.compiled()
+    if not self._all_fixed(self._fixed and self._fold_fixed_leaves()):
       return False
     weight = float(self.updates) ** self.config.averaging_power
     histories = self._fixed_histories(compiled)

@@ -782,13 +782,8 @@ class RolloutValueFunction(ValueFunction):
       return cached
     n = len(ps.histories)
     bound, rollouts, moves = self._affordable(n, pending)
-    if n == 1:  # (perfect information: the same arrays, made directly)
-      weighted_u0 = np.array([self._mean_return(ps.histories[0], rollouts,
-                                                moves)])
-      cached = (_ONE_INDEX, weighted_u0, ps.history_infostate[0],
-                ps.history_infostate[1], ps.chance_reach * weighted_u0)
-    elif n <= bound:  # every history, weight 1
-      index = np.arange(n)
+    if n <= bound:  # every history, weight 1
+      index = _ONE_INDEX if n == 1 else np.arange(n)
       weighted_u0 = np.asarray([self._mean_return(h, rollouts, moves)
                                 for h in ps.histories])
       cached = (index, weighted_u0, ps.history_infostate[0],

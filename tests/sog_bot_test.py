@@ -24,6 +24,7 @@ import pytest
 
 import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
 from open_spiel_sog.bots import sog
+from open_spiel_sog.public_state import observer as observer_lib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -711,6 +712,78 @@ def test_pruning_bounds_memory_and_changes_no_decision(game_string, params):
   assert second.is_terminal()
   assert min(ps.id for ps in bot.observer.public_states
              if ps.parent is not None) > last_id
+
+
+@pytest.mark.parametrize("game_string,params", [
+    ("breakthrough(rows=5,columns=5)", {"simulations": 30}),
+    ("dark_hex(num_rows=3,num_cols=3)", {"simulations": 20, "max_histories": 8,
+                                         "value_function": "rollout"}),
+])
+def test_dropped_and_path_states_are_freed_without_the_cyclic_collector(
+    game_string, params):
+  """The histories (pyspiel states) of dropped public states go as soon as
+  the next search starts, and those of the pruned path above the search
+  floor are not held, both without Python's cyclic collector (late in long
+  games they were gigabytes of garbage between collections); reading a
+  path public state's histories rebuilds the ones it held."""
+  game = pyspiel.load_game(game_string)
+  bots = _sog_bots(game, params)
+  for bot in bots:
+    bot.restart()
+  rng = np.random.default_rng(3)
+  state = game.new_initial_state()
+  refs, path_histories = [], {}
+  enabled = gc.isenabled()
+  gc.disable()
+  try:
+    for move in range(8):
+      if state.is_terminal():
+        break
+      action = bots[state.current_player()].step(state)
+      for bot in bots:
+        bot.inform_action(state, state.current_player(), action)
+      if move == 1:  # every history the observers hold after two searches
+        for bot in bots:
+          for ps in bot.observer.public_states:
+            refs.extend(weakref.ref(h) for h in ps.histories)
+            path_histories[(id(bot), ps.id)] = [h.history()
+                                                for h in ps.histories]
+      state.apply_action(action)
+    assert move >= 4
+    # Held by design: the process-wide cache of exact expansions (bounded).
+    held = {id(h) for entry in observer_lib.EXPANSIONS._entries.values()  # pylint: disable=protected-access
+            for h in entry.children}
+    for bot in bots:
+      observer = bot.observer
+      for ps in observer.public_states + observer._unreleased:  # pylint: disable=protected-access
+        if isinstance(ps.histories, list):
+          held.update(id(h) for h in ps.histories)
+    alive = [r() for r in refs if r() is not None]
+    assert refs and len(alive) < len(refs) / 2
+    assert not [h for h in alive if id(h) not in held], (
+        "states held by no live public state, waiting for the collector")
+  finally:
+    if enabled:
+      gc.enable()
+  floor_ids = set()
+  for bot in bots:
+    observer = bot.observer
+    floor = observer.search_floor()
+    node, checked = floor.parent, 0
+    while node is not None:
+      recorded = path_histories.get((id(bot), node.id))
+      if recorded is not None:
+        assert [h.history() for h in node.histories] == recorded
+        checked += 1
+      node = node.parent
+    assert checked
+    floor_ids.add(floor.id)
+  # A dropped public state's histories cannot be read by mistake.
+  bot = bots[0]
+  dropped = bot.observer.search_floor()
+  bot.restart()
+  with pytest.raises(RuntimeError, match="dropped"):
+    dropped.histories[0]  # pylint: disable=pointless-statement
 
 
 def test_perfect_information_searches_start_at_the_state():

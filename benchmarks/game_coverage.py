@@ -19,10 +19,10 @@ run down):
 Each game gets a row: `plays` or the error (its type and first line),
 seconds per SoG decision (median and max), moves played, whether the move
 cap stopped it, the game's process's peak memory after SoG against SoG
-(`max_rss_mb`, JSON rows only), and SoG's mean return against uniform
-random (a game
-stopped at the cap counts 0, and the row says how many were). A game that
-runs past --timeout seconds is recorded as a timeout. The table goes to
+(`max_rss_mb`, "peak MB" in the table), and SoG's mean return against
+uniform random (a game stopped at the cap counts 0, and the row says how
+many were). A game that runs past --timeout seconds is recorded as a
+timeout. The table goes to
 stdout (Markdown); --json adds the rows as one JSON object on the last line.
 Progress goes to stderr.
 """
@@ -216,7 +216,7 @@ def run_child(game_string: str, argv0: str) -> dict:
 
 def _markdown(rows: list[dict]) -> str:
   lines = ["| game | result | s per decision (median / max) | moves | "
-           "SoG vs uniform random |", "|---|---|---|---|---|"]
+           "SoG vs uniform random | peak MB |", "|---|---|---|---|---|---|"]
   for r in rows:
     if r["status"] == "plays":
       result = "plays"
@@ -232,7 +232,9 @@ def _markdown(rows: list[dict]) -> str:
     else:
       result = f"{r['status']}: {r.get('error', '')}".rstrip(": ")
       timing, moves, random = "", "", ""
-    lines.append(f"| {r['game']} | {result} | {timing} | {moves} | {random} |")
+    peak = r.get("max_rss_mb", "")
+    lines.append(f"| {r['game']} | {result} | {timing} | {moves} | {random} "
+                 f"| {peak} |")
   return "\n".join(lines)
 
 

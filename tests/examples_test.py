@@ -73,6 +73,7 @@ def test_game_coverage_records_plays_and_refusals():
   assert "two-player" in refused["error"]
   assert rows["tic_tac_toe"]["status"] == "plays"
   assert "| breakthrough(rows=4,columns=3) | plays |" in result.stdout
+  assert f"| {breakthrough['max_rss_mb']} |" in result.stdout
 
 
 def test_game_memory_reports_memory_and_decisions_over_a_game():

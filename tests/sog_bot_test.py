@@ -786,6 +786,31 @@ def test_dropped_and_path_states_are_freed_without_the_cyclic_collector(
     dropped.histories[0]  # pylint: disable=pointless-statement
 
 
+def test_pruning_a_perfect_information_tree_makes_no_infostate_strings():
+  """Dropping a perfect-information search tree reads no infostate string
+  (none was checked in, so none needs checking out): a late yacht search
+  had made those of 10,000 dropped public states, 0.3 s after its
+  deadline."""
+  game = pyspiel.load_game("breakthrough(rows=5,columns=5)")
+  bot = pyspiel.load_bot("sog", game, 0, {"simulations": 40, "seed": 0})
+  state = game.new_initial_state()
+  bot.step(state)
+  observer = bot.observer
+  made = []
+  original = observer.infostate_string
+  observer.infostate_string = lambda h, p: made.append(p) or original(h, p)
+  state.apply_action(state.legal_actions()[0])
+  state.apply_action(state.legal_actions()[0])
+  bot.step(state)
+  made.clear()
+  state.apply_action(state.legal_actions()[0])
+  state.apply_action(state.legal_actions()[0])
+  ps, _ = observer.public_state_of(state)
+  dropped = observer.prune(ps)
+  assert len(dropped) > 20
+  assert not made
+
+
 def test_perfect_information_searches_start_at_the_state():
   """In a perfect-information game a search starts at its own state (no
   branch from the game's root, no gadget), its root value is the state's

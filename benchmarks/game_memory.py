@@ -5,9 +5,10 @@ r"""Memory and decision time over one long game of SoG against SoG.
 Plays one game of `pyspiel.load_bot("sog", ...)` against itself (one bot per
 seat, both in this process, as `pyspiel.evaluate_bots` plays them: step,
 then inform_action; chance outcomes drawn by --seed) and prints, every
---every decisions, the process's resident memory (`VmRSS`), the peak during
-that decision (`VmHWM`, reset before each decision), the decision's seconds,
-the public states the two observers hold and their histories (on the pruned
+--every decisions, the process's resident memory (as the observer's memory
+guard reads it), the peak during that decision (`VmHWM`, reset before each
+decision), the decision's seconds, the public states the two observers hold
+and their histories (on the pruned
 path above the search floor, held or not, and elsewhere). At the end: the
 whole game's peak, the slowest and the median decision and how many passed
 1.1 times the time limit. Linux only (it reads and resets /proc/self's
@@ -26,6 +27,7 @@ import numpy as np
 import pyspiel
 
 import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
+from open_spiel_sog.public_state import observer as observer_lib
 
 _GAME = flags.DEFINE_string("game", "kriegspiel", "Game string.")
 _MAX_MOVES = flags.DEFINE_integer(
@@ -40,13 +42,22 @@ _JSON = flags.DEFINE_bool("json", False,
                           "Also print the figures as JSON on the last line.")
 
 
-def _status_mb(key: str) -> float:
-  """A /proc/self/status memory figure (`VmRSS`, `VmHWM`) in MB."""
+def _peak_mb() -> float:
+  """The process's peak resident memory since the last `_reset_peak`
+  (`VmHWM` of /proc/self/status) in MB."""
   with open("/proc/self/status") as f:
     for line in f:
-      if line.startswith(key + ":"):
+      if line.startswith("VmHWM:"):
         return int(line.split()[1]) / 1024
-  raise ValueError(f"/proc/self/status has no {key}")
+  raise OSError("/proc/self/status has no VmHWM")
+
+
+def _rss_mb() -> float:
+  """Resident memory now, as the observer's memory guard reads it."""
+  rss = observer_lib.resident_memory()
+  if rss is None:
+    raise OSError("/proc/self/statm cannot be read")
+  return rss / 2**20
 
 
 def _reset_peak() -> None:
@@ -73,7 +84,8 @@ def _held(bots) -> dict:
 def main(argv):
   del argv
   try:
-    _status_mb("VmRSS")
+    _rss_mb()
+    _peak_mb()
     _reset_peak()
   except OSError as e:
     raise app.UsageError(f"game_memory.py needs Linux's /proc/self ({e})")
@@ -105,12 +117,12 @@ def main(argv):
     seconds.append(time.perf_counter() - start)
     bots[1 - player].inform_action(state, player, action)
     state.apply_action(action)
-    decision_peak = _status_mb("VmHWM")
+    decision_peak = _peak_mb()
     peak = max(peak, decision_peak)
     if len(seconds) % _EVERY.value == 0:
       row = dict(move=len(seconds), depth=len(state.history()),
                  seconds=round(seconds[-1], 3),
-                 rss_mb=round(_status_mb("VmRSS")),
+                 rss_mb=round(_rss_mb()),
                  peak_mb=round(decision_peak), **_held(bots))
       rows.append(row)
       print(" ".join(f"{k} {v}" for k, v in row.items()), file=sys.stderr,

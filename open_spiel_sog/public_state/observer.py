@@ -1692,8 +1692,8 @@ class PublicStateObserver:
       if home and node._keys is not None and node.is_player_node():  # pylint: disable=protected-access
         p = node.current_player()
         for key in node.infostates(p):
-          if self._decision_home.get((p, key), (None,))[0] == node.id:
-            del self._decision_home[(p, key)]
+          if home.get((p, key), (None,))[0] == node.id:
+            del home[(p, key)]
       stack.extend(self._built_children(node))
       self._unreleased.append(node)
     return ids

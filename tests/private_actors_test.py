@@ -358,6 +358,41 @@ def test_simulation_ends_count_where_samples_dropped_children():
   assert not ends[0]["dropped"], ends
 
 
+def test_actions_whose_children_a_sample_dropped_are_never_played():
+  """Where a sample keeps no child of an (infostate, action), the search has
+  no value for that action: it must stay out of CFR's policy, also once
+  every child public state is in the tree (an expansion of all of them
+  used to mark every action active, and the dropped ones were played,
+  valued 0). dark_hex 2x2 with two histories a public state: the first
+  move's four children share one public state, sampled down to two."""
+  game = pyspiel.load_game(DARK_HEX_2X2)
+  for seed in range(3):
+    bot = pyspiel.load_bot("sog", game, 0, {"simulations": 50,
+                                            "max_histories": 2,
+                                            "seed": seed})
+    state = game.new_initial_state()
+    policy = dict(bot.get_policy(state))
+    tree = bot.resolver.last_result.tree
+    kept = set()
+    for c in tree.nodes[0].children.values():
+      kept.update(tree.nodes[c].ps.parent_action.tolist())
+    assert 1 <= len(kept) < 4, kept
+    assert {a for a, p in policy.items() if p > 0} <= kept, (policy, kept)
+    assert sum(policy.values()) == pytest.approx(1.0)
+    # Deeper, every action CFR may play has a child in the tree.
+    for node in tree.nodes:
+      if node.rows is None or not node.children:
+        continue
+      side = tree.sides[node.player]
+      for j, row in enumerate(node.rows.tolist()):
+        for k, a in enumerate(side.r_actions[row]):
+          if side.active[row, k]:
+            assert any(
+                node.transition(h, a) is not None and
+                node.transition(h, a)[0] in node.children
+                for h in node.infostate_histories()[j]), (node.ps, a)
+
+
 def _score(game, make_bot, games, opponent_seed):
   total = 0.0
   for g in range(games):

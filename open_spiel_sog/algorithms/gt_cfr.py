@@ -802,7 +802,11 @@ class SearchTree:
     if slot is not None:
       side.active[rows[0], slot] = True
       spans = [(rows[0], rows[0] + 1)]
-    elif full:
+    elif full and not any(child.sampled
+                          for child in node.ps.child_sequence()):
+      # (Where a child is a sample, an action whose children the sample
+      # dropped has none in the tree: the rows are checked one by one
+      # below, or such an action would be played with the value 0.)
       for row in rows:
         side.active[row, :len(side.r_actions[row])] = True
       spans = [(rows[0], rows[-1] + 1)]

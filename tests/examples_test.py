@@ -95,6 +95,41 @@ def test_game_memory_reports_memory_and_decisions_over_a_game():
   assert "two-player" in refused.stderr and "Traceback" not in refused.stderr
 
 
+def test_opening_values_reports_the_first_search_by_sample_size():
+  """dark_hex 2x2 is won by the first player (OpenSpiel's CFR+ gives 1):
+  the exact path's first search values it close to that, a bound above
+  every public state gives the same numbers, and a sample of two
+  histories a public state values it near nothing."""
+  import pyspiel  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")
+  solver = pyspiel.CFRPlusSolver(game)
+  for _ in range(200):
+    solver.evaluate_and_update_policy()
+  value = pyspiel.expected_returns(game.new_initial_state(),
+                                   solver.average_policy(), -1, True)[0]
+  result = _run("benchmarks/opening_values.py",
+                "--game=dark_hex(num_rows=2,num_cols=2)",
+                "--max_histories=0,1000,2", "--simulations=50", "--seeds=2",
+                "--json")
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  rows = {(r["max_histories"], r["seed"]): r for r in summary["rows"]}
+  assert len(rows) == 6
+  for seed in range(2):
+    exact = rows[(0, seed)]
+    assert exact["value"] == pytest.approx(value, abs=0.05)
+    assert rows[(1000, seed)]["value"] == exact["value"]
+    assert rows[(1000, seed)]["policy"] == exact["policy"]
+    assert sum(exact["policy"].values()) == pytest.approx(1.0)
+    assert set(exact["action_values"]) == {"0", "1", "2", "3"}
+    assert abs(rows[(2, seed)]["value"]) < 0.5
+  assert "| 1000 |" in result.stdout
+  refused = _run("benchmarks/opening_values.py", "--max_histories=-3")
+  assert refused.returncode != 0
+  assert "max_histories" in refused.stderr
+  assert "Traceback" not in refused.stderr
+
+
 def test_new_games_strength_splits_seats_and_times_the_opponent():
   result = _run("benchmarks/new_games_strength.py", "--games=kuhn_poker",
                 "--num_games=4", "--time_limit=0.05", "--simulations=10",

@@ -1,0 +1,155 @@
+r"""What SoG's first search believes the game is worth, by sample size.
+
+  python benchmarks/opening_values.py --json \
+      --game=phantom_ttt --max_histories=30,300,3000
+
+For each value of --max_histories and each of --seeds seeds, one
+`pyspiel.load_bot("sog", game, 0, {"simulations": --simulations,
+"max_histories": N, "seed": k})` makes the first decision of player 0
+(chance outcomes before it drawn by the seed), and this prints what its
+search ended with: player 0's value at the searched state (the root
+counterfactual value of its infostate under the search's average profile,
+which at the game's first decision is the expected return), the value of
+each of its actions (the counterfactual value of the infostate that action
+leads to, where the next public state is the search tree's), the searched
+policy, the CFR updates and the tree's public states. Public states with
+more than N histories are sampled (0: none is; see docs/public_states.md);
+a bound at or above the largest public state gives the exact path's numbers.
+
+Why: in phantom_ttt a sample thins every infostate to a few histories, so
+each player knows more in the sampled game than in the real one, and the
+sampled game drifts toward ordinary tic-tac-toe (a draw, every opening
+equal; docs/games.md, "Where the gap is"). Simulations, not time, bound each
+search, so the figures are the same on any machine. Progress goes to
+stderr; --json adds one JSON object on the last line.
+"""
+
+import json
+import statistics
+import sys
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+import pyspiel
+
+import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
+
+_GAME = flags.DEFINE_string("game", "phantom_ttt", "Game string.")
+_MAX_HISTORIES = flags.DEFINE_list(
+    "max_histories", ["30", "300", "3000"],
+    "sog's max_histories values to compare (0: exact public states).")
+_SIMULATIONS = flags.DEFINE_integer("simulations", 300,
+                                    "sog's simulations per search.")
+_SEEDS = flags.DEFINE_integer("seeds", 3, "Seeds (decisions) per value.")
+_JSON = flags.DEFINE_bool("json", False,
+                          "Also print the rows as JSON on the last line.")
+
+
+def _bounds() -> list[int]:
+  try:
+    bounds = [int(v) for v in _MAX_HISTORIES.value]
+  except ValueError:
+    raise app.UsageError("--max_histories takes integers >= 0, separated by "
+                         f"commas; got {','.join(_MAX_HISTORIES.value)}"
+                         ) from None
+  if not bounds or min(bounds) < 0:
+    raise app.UsageError("--max_histories takes integers >= 0, separated by "
+                         f"commas; got {','.join(_MAX_HISTORIES.value)}")
+  return bounds
+
+
+def first_decision(game: pyspiel.Game, seed: int) -> pyspiel.State:
+  """The game's first state where player 0 decides (chance drawn by seed)."""
+  rng = np.random.RandomState(seed)
+  state = game.new_initial_state()
+  while not state.is_terminal():
+    if state.is_chance_node():
+      actions, probs = zip(*state.chance_outcomes())
+      state.apply_action(int(rng.choice(actions, p=probs)))
+    elif state.current_player() == 0:
+      return state
+    else:
+      raise ValueError(f"{game}: player {state.current_player()} decides "
+                       "before player 0; this benchmark searches player 0's "
+                       "first decision")
+  raise ValueError(f"{game}: the game ends before player 0 decides")
+
+
+def search(game: pyspiel.Game, bound: int, seed: int) -> dict:
+  """Player 0's first decision at `bound`: the figures the docstring
+  names."""
+  bot = pyspiel.load_bot("sog", game, 0, {
+      "simulations": _SIMULATIONS.value, "max_histories": bound,
+      "seed": seed})
+  state = first_decision(game, seed)
+  start = time.monotonic()
+  policy = dict(bot.get_policy(state))
+  seconds = time.monotonic() - start
+  result = bot.resolver.last_result
+  ps, h = bot.observer.public_state_of(state)
+  j = int(ps.history_infostate[0][h])
+  node = result.tree.node(ps)
+  action_values = {}
+  for child_index in (node.children or {}).values():
+    child = result.tree.nodes[child_index].ps
+    summary = result.summaries.get(child.id)
+    if summary is None:
+      continue
+    # Histories of the child reached from player 0's history by an action.
+    for k in np.nonzero(child.parent_history == h)[0].tolist():
+      infostate = int(child.history_infostate[0][k])
+      action_values[int(child.parent_action[k])] = float(
+          summary.values[0][infostate])
+  return {
+      "max_histories": bound, "seed": seed,
+      "value": float(result.root_values[0][j]),
+      "action_values": {str(a): v for a, v in sorted(action_values.items())},
+      "policy": {str(a): p for a, p in sorted(policy.items())},
+      "largest_probability": max(policy.values()),
+      "updates": int(result.updates), "public_states": len(result.tree),
+      "seconds": seconds,
+  }
+
+
+def main(argv):
+  del argv
+  bounds = _bounds()
+  try:
+    game = pyspiel.load_game(_GAME.value)
+  except pyspiel.SpielError as e:
+    raise app.UsageError(f"--game={_GAME.value}: {e}") from None
+  rows = []
+  for bound in bounds:
+    for seed in range(_SEEDS.value):
+      rows.append(search(game, bound, seed))
+      r = rows[-1]
+      print(f"max_histories={bound} seed {seed}: value {r['value']:+.3f}, "
+            f"largest probability {r['largest_probability']:.2f} "
+            f"({r['seconds']:.1f} s)", file=sys.stderr, flush=True)
+  print(f"{_GAME.value}: SoG's first decision as player 0, simulations="
+        f"{_SIMULATIONS.value}, seeds 0-{_SEEDS.value - 1}\n")
+  print("| max_histories | value (median; per seed) | action values "
+        "(min-max, median seed) | largest probability (median) | updates "
+        "| public states | s per search |")
+  print("|---|---|---|---|---|---|---|")
+  for bound in bounds:
+    mine = [r for r in rows if r["max_histories"] == bound]
+    values = [r["value"] for r in mine]
+    middle = sorted(mine, key=lambda r: r["value"])[len(mine) // 2]
+    spread = list(middle["action_values"].values())
+    span = f"{min(spread):+.2f} to {max(spread):+.2f}" if spread else "-"
+    print(f"| {bound} | {statistics.median(values):+.3f}; "
+          f"{' / '.join(f'{v:+.3f}' for v in values)} | {span} | "
+          f"{statistics.median(r['largest_probability'] for r in mine):.2f} "
+          f"| {statistics.median(r['updates'] for r in mine):.0f} | "
+          f"{statistics.median(r['public_states'] for r in mine):.0f} | "
+          f"{statistics.median(r['seconds'] for r in mine):.1f} |")
+  if _JSON.value:
+    print(json.dumps({"game": _GAME.value,
+                      "simulations": _SIMULATIONS.value, "rows": rows}))
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -51,9 +51,7 @@ def _bounds() -> list[int]:
   try:
     bounds = [int(v) for v in _MAX_HISTORIES.value]
   except ValueError:
-    raise app.UsageError("--max_histories takes integers >= 0, separated by "
-                         f"commas; got {','.join(_MAX_HISTORIES.value)}"
-                         ) from None
+    bounds = []
   if not bounds or min(bounds) < 0:
     raise app.UsageError("--max_histories takes integers >= 0, separated by "
                          f"commas; got {','.join(_MAX_HISTORIES.value)}")

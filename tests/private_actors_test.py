@@ -388,8 +388,8 @@ def test_actions_whose_children_a_sample_dropped_are_never_played():
         for k, a in enumerate(side.r_actions[row]):
           if side.active[row, k]:
             assert any(
-                node.transition(h, a) is not None and
-                node.transition(h, a)[0] in node.children
+                (t := node.transition(h, a)) is not None and
+                t[0] in node.children
                 for h in node.infostate_histories()[j]), (node.ps, a)
 
 

@@ -765,7 +765,6 @@ def test_dropped_and_path_states_are_freed_without_the_cyclic_collector(
   finally:
     if enabled:
       gc.enable()
-  floor_ids = set()
   for bot in bots:
     observer = bot.observer
     floor = observer.search_floor()
@@ -777,7 +776,6 @@ def test_dropped_and_path_states_are_freed_without_the_cyclic_collector(
         checked += 1
       node = node.parent
     assert checked
-    floor_ids.add(floor.id)
   # A dropped public state's histories cannot be read by mistake.
   bot = bots[0]
   dropped = bot.observer.search_floor()

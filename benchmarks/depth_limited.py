@@ -33,11 +33,11 @@ from absl import flags
 import pyspiel
 
 import open_spiel_sog  # pylint: disable=unused-import  (registers "dls")
-from open_spiel_sog.algorithms import depth_limited as dl
+from open_spiel_sog.algorithms import dls as dl
 from open_spiel_sog.evaluation import exploitability as ev
 from open_spiel_sog.evaluation import tournament
-from open_spiel_sog.public_state.observer import PublicStateObserver
-from open_spiel_sog.public_state.tree import PublicTree
+from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state import PublicTree
 
 _GAMES = flags.DEFINE_string(
     "games", "leduc_poker;liars_dice(numdice=1,dice_sides=4)",

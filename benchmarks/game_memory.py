@@ -27,7 +27,7 @@ import numpy as np
 import pyspiel
 
 import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
-from open_spiel_sog.public_state import observer as observer_lib
+from open_spiel_sog.public_state import resident_memory
 
 _GAME = flags.DEFINE_string("game", "kriegspiel", "Game string.")
 _MAX_MOVES = flags.DEFINE_integer(
@@ -54,7 +54,7 @@ def _peak_mb() -> float:
 
 def _rss_mb() -> float:
   """Resident memory now, as the observer's memory guard reads it."""
-  rss = observer_lib.resident_memory()
+  rss = resident_memory()
   if rss is None:
     raise OSError("/proc/self/statm cannot be read")
   return rss / 2**20

@@ -20,7 +20,7 @@ from absl import flags
 import pyspiel
 from open_spiel.python import policy as policy_lib
 
-from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+from open_spiel_sog.algorithms.cfr import PublicTreeCFR
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "OpenSpiel game string.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 1000, "CFR+ iterations.")

@@ -39,7 +39,7 @@ from open_spiel.python.algorithms import expected_game_score
 from open_spiel.python.algorithms import exploitability
 
 import open_spiel_sog  # pylint: disable=unused-import (registers the game)
-from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+from open_spiel_sog.algorithms.cfr import PublicTreeCFR
 from open_spiel_sog.evaluation.exploitability import bot_exploitability
 from open_spiel_sog.evaluation.exploitability import sog_exploitability
 from open_spiel_sog.public_state import ObserverConfig

@@ -31,7 +31,7 @@ import numpy as np
 import pyspiel
 
 import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
-from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.sog import cvpn
 
 _GAME = flags.DEFINE_string("game", "leduc_poker",
                             "A game with a shipped network.")

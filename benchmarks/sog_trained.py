@@ -43,7 +43,7 @@ from absl import app
 from absl import flags
 import pyspiel
 
-from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.bots import sog
 from open_spiel_sog.evaluation import value_error
 from open_spiel_sog.evaluation.exploitability import sog_exploitability

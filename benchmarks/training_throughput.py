@@ -41,7 +41,7 @@ import time
 from absl import app
 from absl import flags
 
-from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import SOLVERS
 from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import Trainer

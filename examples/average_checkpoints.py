@@ -21,7 +21,7 @@ import sys
 from absl import app
 from absl import flags
 
-from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.sog import cvpn
 
 _CHECKPOINTS = flags.DEFINE_list(
     "checkpoints", None,

@@ -19,7 +19,7 @@ from absl import app
 from absl import flags
 import pyspiel
 
-from open_spiel_sog.algorithms import depth_limited as dl
+from open_spiel_sog.algorithms import dls as dl
 from open_spiel_sog.games import efg
 
 _GAME = flags.DEFINE_string(

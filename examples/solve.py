@@ -11,7 +11,7 @@ import json
 from absl import app
 from absl import flags
 
-from open_spiel_sog.algorithms import public_tree_cfr
+from open_spiel_sog.algorithms import cfr
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "OpenSpiel game string "
                             "(two-player zero-sum, small enough to enumerate).")
@@ -26,12 +26,12 @@ _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary as the last "
 _PROGRESS = flags.DEFINE_bool("progress", True, "Show a progress bar.")
 
 
-def config_from_flags() -> public_tree_cfr.SolveConfig:
-  return public_tree_cfr.SolveConfig(
+def config_from_flags() -> cfr.SolveConfig:
+  return cfr.SolveConfig(
       game=_GAME.value,
       iterations=_ITERATIONS.value,
       eval_every=_EVAL_EVERY.value,
-      cfr=public_tree_cfr.CFRConfig(alternating=_ALTERNATING.value),
+      cfr=cfr.CFRConfig(alternating=_ALTERNATING.value),
       progress=_PROGRESS.value)
 
 
@@ -39,7 +39,7 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   try:
-    summary = public_tree_cfr.solve(config_from_flags())
+    summary = cfr.solve(config_from_flags())
   except ValueError as e:
     raise app.UsageError(str(e)) from None
   for iteration, value in summary["exploitability"]:

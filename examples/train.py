@@ -31,7 +31,7 @@ import sys
 from absl import app
 from absl import flags
 
-from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import BACKENDS
 from open_spiel_sog.algorithms.training import EvalConfig
 from open_spiel_sog.algorithms.training import TrainConfig

@@ -7,7 +7,8 @@ Public API:
   PublicStateObserver, check_public_states: public states of any two-player
     zero-sum OpenSpiel game (`open_spiel_sog.public_state`).
   PublicTreeCFR: exact vectorized CFR+ over a public tree
-    (`open_spiel_sog.algorithms.public_tree_cfr`).
+    (`open_spiel_sog.algorithms.cfr`; also at the path DESIGN.md names,
+    `open_spiel_sog.algorithms.public_tree_cfr`).
   register_bot: put a Python bot factory into OpenSpiel's bot registry.
   SoGBot, SoGConfig: the Student of Games bot, registered as "sog"
     (`open_spiel_sog.bots.sog`).
@@ -18,7 +19,7 @@ Public API:
     (`open_spiel_sog.bots.oos`); round_robin in
     `open_spiel_sog.evaluation.tournament`; depth-limited solving, "dls"
     (`open_spiel_sog.bots.dls`; the solver is
-    `open_spiel_sog.algorithms.depth_limited`).
+    `open_spiel_sog.algorithms.dls`).
   Games (`open_spiel_sog.games`): "scotland_yard"; the collaborative
     (common-payoff) games of joint policy search "jps_comm",
     "simple_bidding" and "mini_bridge" (`open_spiel_sog.games.jps_games`);
@@ -28,8 +29,8 @@ Public API:
     algorithm is `open_spiel_sog.algorithms.ismcts_br`).
 """
 
-from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
-from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+from open_spiel_sog.algorithms.cfr import CFRConfig
+from open_spiel_sog.algorithms.cfr import PublicTreeCFR
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import check_public_states
 from open_spiel_sog.bots import baselines as _baselines

@@ -6,8 +6,8 @@ import pyspiel
 import pytest
 
 from open_spiel_sog import _native
-from open_spiel_sog.algorithms import gt_cfr
-from open_spiel_sog.algorithms import value_functions
+from open_spiel_sog.algorithms.sog import gt_cfr
+from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.public_state import PublicStateObserver
 
 _GAMES = ["kuhn_poker", "leduc_poker", "connect_four", "liars_dice",
@@ -223,7 +223,7 @@ def test_a_network_search_without_leaves_takes_the_fused_update(
   expands it whole; its later updates, with only terminal values, are the
   fused C++ update, and end where the general update does."""
   del kernels
-  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
   game = pyspiel.load_game("leduc_poker")
   observer = PublicStateObserver(game)
   ps = next(p for p in observer.walk() if p.is_player_node() and p.depth >= 6)
@@ -284,7 +284,7 @@ def test_the_network_update_matches_the_passes_to_the_bit(
   the same tree, queries, policies, root values and averaged entry values,
   bit for bit, with the shipped network on 80 simulations."""
   del kernels
-  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
   game = pyspiel.load_game(game_string)
   net = cvpn.shared_network(cvpn.shipped_checkpoint(game), game)
   updates = []
@@ -445,7 +445,7 @@ def test_packed_network_queries_match_numpy_to_the_bit(game_string, kernels,
   gives numpy's numbers exactly, zero ranges (uniform inputs) included,
   with the shipped network on the leaves of a real search."""
   del kernels
-  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
   game = pyspiel.load_game(game_string)
   value_fn = cvpn.CVPNValueFunction.from_checkpoint(
       cvpn.shipped_checkpoint(game), game)

@@ -5,7 +5,7 @@ import numpy as np
 import pyspiel
 import pytest
 
-from open_spiel_sog.algorithms import depth_limited as dl
+from open_spiel_sog.algorithms.dls import depth_limited as dl
 from open_spiel_sog.games import efg
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pyspiel
 import pytest
 
-from open_spiel_sog.algorithms import value_functions
+from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.public_state import PublicStateObserver
 
 

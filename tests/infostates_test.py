@@ -11,8 +11,8 @@ from open_spiel.python.algorithms import get_all_states
 from open_spiel.python.algorithms import minimax
 
 import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
-from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
-from open_spiel_sog.public_state.observer import (ObserverConfig,
+from open_spiel_sog.algorithms.cfr import PublicTreeCFR
+from open_spiel_sog.public_state import (ObserverConfig,
                                                   PublicStateObserver,
                                                   infostate_source)
 

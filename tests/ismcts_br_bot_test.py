@@ -14,7 +14,7 @@ import pyspiel
 import pytest
 
 import open_spiel_sog  # registers "ismcts_br"  # pylint: disable=unused-import
-from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.sog import cvpn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

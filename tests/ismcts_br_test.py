@@ -30,7 +30,7 @@ from open_spiel.python.algorithms import get_all_states
 
 import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
 from open_spiel_sog import registry
-from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms import ismcts_br as ib
 
 SMALL = ib.ISMCTSBRConfig(simulations=100, hidden=(32, 32),

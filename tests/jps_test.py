@@ -143,9 +143,9 @@ def test_bad_input_is_named():
 
 
 def test_common_payoff_public_trees_only_where_asked():
-  from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+  from open_spiel_sog.algorithms.cfr import PublicTreeCFR
   from open_spiel_sog.public_state import PublicStateObserver
-  from open_spiel_sog.public_state.observer import ObserverConfig
+  from open_spiel_sog.public_state import ObserverConfig
   game = pyspiel.load_game("jps_comm(length=3)")
   with pytest.raises(ValueError, match="ObserverConfig.common_payoff=True"):
     PublicStateObserver(game)

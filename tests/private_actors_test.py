@@ -10,11 +10,11 @@ from open_spiel.python.algorithms import exploitability
 from open_spiel.python.bots import uniform_random
 
 import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
-from open_spiel_sog.algorithms import gt_cfr
-from open_spiel_sog.algorithms import value_functions
-from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+from open_spiel_sog.algorithms.sog import gt_cfr
+from open_spiel_sog.algorithms.sog import value_functions
+from open_spiel_sog.algorithms.cfr import PublicTreeCFR
 from open_spiel_sog.public_state import observer as observer_lib
-from open_spiel_sog.public_state.observer import (ObserverConfig,
+from open_spiel_sog.public_state import (ObserverConfig,
                                                   PublicStateObserver)
 
 DARK_HEX_2X2 = "dark_hex(num_rows=2,num_cols=2)"

@@ -7,8 +7,8 @@ from open_spiel.python import policy as policy_lib
 from open_spiel.python.algorithms import expected_game_score
 from open_spiel.python.algorithms import exploitability
 
-from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
-from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+from open_spiel_sog.algorithms.cfr import CFRConfig
+from open_spiel_sog.algorithms.cfr import PublicTreeCFR
 from open_spiel_sog.public_state import PublicStateObserver
 
 

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.trainer import Trainer
 

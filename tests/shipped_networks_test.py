@@ -18,7 +18,7 @@ import numpy as np
 import pyspiel
 import pytest
 
-from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.evaluation import value_error
 from open_spiel_sog.evaluation.exploitability import sog_exploitability
 

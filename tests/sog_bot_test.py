@@ -585,7 +585,7 @@ def test_load_bot_reads_a_checkpoint_once_and_shares_no_search_state(
     monkeypatch, tmp_path):
   import shutil  # pylint: disable=g-import-not-at-top
   import time  # pylint: disable=g-import-not-at-top
-  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
   game = pyspiel.load_game("leduc_poker")
   path = str(tmp_path / "leduc.npz")
   shutil.copy(cvpn.shipped_checkpoint(game), path)

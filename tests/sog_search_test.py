@@ -15,10 +15,10 @@ from open_spiel.python.algorithms import expected_game_score
 import open_spiel_sog  # pylint: disable=unused-import
 from open_spiel_sog import _native
 from open_spiel_sog import sog_exploitability
-from open_spiel_sog.algorithms import gt_cfr
-from open_spiel_sog.algorithms import resolving
-from open_spiel_sog.algorithms import value_functions
-from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
+from open_spiel_sog.algorithms.sog import gt_cfr
+from open_spiel_sog.algorithms.sog import resolving
+from open_spiel_sog.algorithms.sog import value_functions
+from open_spiel_sog.algorithms.cfr import PublicTreeCFR
 from open_spiel_sog.evaluation.exploitability import tabular_policy
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.utils import draws
@@ -565,7 +565,7 @@ def test_packed_cvpn_evaluation_matches_per_query_evaluation(game_string):
   # GT-CFR values its leaves through the vectorised `evaluate_packed`; it
   # must agree with the per-query path (the normalisation of
   # `normalise_beliefs`), including ranges with zero mass.
-  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
   game = pyspiel.load_game(game_string)
   observer = PublicStateObserver(game)
   net = cvpn.CVPN(cvpn.Encoder(observer), cvpn.NetworkConfig(hidden=(32,)))
@@ -602,7 +602,7 @@ def test_a_search_computes_only_the_priors_it_reads():
   """A CVPN's priors are computed when GT-CFR reads them (a leaf it
   expands), not at every value call: far fewer than the leaves valued, each
   once, and each what the per-query path computes for the same query."""
-  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
   game = pyspiel.load_game("leduc_poker")
   observer = PublicStateObserver(game)
   net = cvpn.CVPN(cvpn.Encoder(observer), cvpn.NetworkConfig(hidden=(32,)))

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import Trainer
 from open_spiel_sog.algorithms.training import trainer as trainer_lib

@@ -23,8 +23,8 @@ import pyspiel
 import pytest
 
 import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
-from open_spiel_sog.algorithms import cvpn
-from open_spiel_sog.algorithms import value_functions
+from open_spiel_sog.algorithms.sog import cvpn
+from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.algorithms.training import EvalConfig
 from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import Trainer

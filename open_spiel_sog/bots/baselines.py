@@ -446,8 +446,8 @@ class PublicStateResampler:
 
   def __init__(self, game: pyspiel.Game, seed: int, max_histories: int = 300):
     # Deferred: bots may use the public-state layer, baselines rarely do.
-    from open_spiel_sog.public_state.observer import ObserverConfig  # pylint: disable=g-import-not-at-top
-    from open_spiel_sog.public_state.observer import PublicStateObserver  # pylint: disable=g-import-not-at-top
+    from open_spiel_sog.public_state import ObserverConfig  # pylint: disable=g-import-not-at-top
+    from open_spiel_sog.public_state import PublicStateObserver  # pylint: disable=g-import-not-at-top
     self.observer = PublicStateObserver(
         game, ObserverConfig(max_histories=max_histories, sample_seed=seed))
     self._rng = np.random.default_rng(seed)

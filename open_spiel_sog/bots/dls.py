@@ -25,9 +25,9 @@ from typing import Any, Mapping
 import numpy as np
 import pyspiel
 
-from open_spiel_sog.algorithms import depth_limited as dl
+from open_spiel_sog.algorithms import dls as dl
 from open_spiel_sog.bots import common
-from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.utils import lru
 
 

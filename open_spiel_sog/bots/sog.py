@@ -36,17 +36,17 @@ from typing import Any, Mapping
 import numpy as np
 import pyspiel
 
-from open_spiel_sog.algorithms import gt_cfr
-from open_spiel_sog.algorithms import resolving
-from open_spiel_sog.algorithms import value_functions
+from open_spiel_sog.algorithms.sog import gt_cfr
+from open_spiel_sog.algorithms.sog import resolving
+from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.bots import common
-from open_spiel_sog.public_state.observer import INFOSTATE_SOURCES
-from open_spiel_sog.public_state.observer import InfostateSplit
-from open_spiel_sog.public_state.observer import ObserverConfig
-from open_spiel_sog.public_state.observer import PublicState
-from open_spiel_sog.public_state.observer import PublicStateObserver
-from open_spiel_sog.public_state.observer import search_game  # pylint: disable=unused-import  (sog.search_game)
-from open_spiel_sog.public_state.observer import unsupported_infostate_source
+from open_spiel_sog.public_state import INFOSTATE_SOURCES
+from open_spiel_sog.public_state import InfostateSplit
+from open_spiel_sog.public_state import ObserverConfig
+from open_spiel_sog.public_state import PublicState
+from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state import search_game  # pylint: disable=unused-import  (sog.search_game)
+from open_spiel_sog.public_state import unsupported_infostate_source
 
 @dataclasses.dataclass(frozen=True)
 class SoGConfig:
@@ -212,7 +212,7 @@ class SoGConfig:
 def resolved_value_function(config: SoGConfig, game: pyspiel.Game) -> str:
   """The value function "auto" stands for in `game`: "cvpn" with a
   checkpoint or a shipped network, "rollout" (with a notice) otherwise."""
-  from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
   if config.value_function != "auto":
     return config.value_function
   if config.checkpoint or cvpn.shipped_checkpoint(game) is not None:
@@ -229,7 +229,7 @@ def make_value_function(config: SoGConfig, game: pyspiel.Game
   read-only with the process's other bots that use the same file)."""
   name = resolved_value_function(config, game)
   if name == "cvpn":
-    from open_spiel_sog.algorithms import cvpn  # pylint: disable=g-import-not-at-top
+    from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
     path = config.checkpoint or cvpn.shipped_checkpoint(game)
     if path is None:
       shipped = ", ".join(cvpn.shipped_games()) or "none"

@@ -28,11 +28,11 @@ from typing import Sequence
 import numpy as np
 import pyspiel
 
-from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
-from open_spiel_sog.algorithms.value_functions import ExactValueFunction
-from open_spiel_sog.algorithms.value_functions import Query
-from open_spiel_sog.algorithms.value_functions import ValueFunction
-from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.algorithms.cfr import PublicTreeCFR
+from open_spiel_sog.algorithms.sog.value_functions import ExactValueFunction
+from open_spiel_sog.algorithms.sog.value_functions import Query
+from open_spiel_sog.algorithms.sog.value_functions import ValueFunction
+from open_spiel_sog.public_state import PublicStateObserver
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,7 +6,7 @@ import dataclasses
 import json
 from typing import Any
 
-from open_spiel_sog.algorithms.cvpn import NetworkConfig
+from open_spiel_sog.algorithms.sog.cvpn import NetworkConfig
 from open_spiel_sog.utils.games import load_game
 
 BACKENDS = ("inline", "process", "ray")

@@ -43,7 +43,7 @@ except ImportError as e:
   raise ImportError(
       "the ray backend needs ray: pip install 'open_spiel_sog[ray]'") from e
 
-from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import selfplay
 from open_spiel_sog.algorithms.training import trainer
 from open_spiel_sog.algorithms.training.config import TrainConfig

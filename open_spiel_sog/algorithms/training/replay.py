@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from open_spiel_sog.algorithms.cvpn import Batch
+from open_spiel_sog.algorithms.sog.cvpn import Batch
 
 
 class ReplayBuffer:

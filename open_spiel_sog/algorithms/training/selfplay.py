@@ -33,15 +33,15 @@ from typing import Callable, Sequence
 import numpy as np
 import pyspiel
 
-from open_spiel_sog.algorithms import cvpn
-from open_spiel_sog.algorithms import gt_cfr
-from open_spiel_sog.algorithms import resolving
+from open_spiel_sog.algorithms.sog import cvpn
+from open_spiel_sog.algorithms.sog import gt_cfr
+from open_spiel_sog.algorithms.sog import resolving
 from open_spiel_sog.algorithms.training.config import TrainConfig
-from open_spiel_sog.algorithms.value_functions import ExactValueFunction
-from open_spiel_sog.algorithms.value_functions import Query
-from open_spiel_sog.public_state.observer import PublicState
-from open_spiel_sog.public_state.observer import PublicStateObserver
-from open_spiel_sog.public_state.observer import search_game
+from open_spiel_sog.algorithms.sog.value_functions import ExactValueFunction
+from open_spiel_sog.algorithms.sog.value_functions import Query
+from open_spiel_sog.public_state import PublicState
+from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state import search_game
 
 
 @dataclasses.dataclass

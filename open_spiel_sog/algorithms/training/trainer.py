@@ -42,12 +42,12 @@ from typing import Any, Callable
 import numpy as np
 import pyspiel
 
-from open_spiel_sog.algorithms import cvpn
+from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import selfplay
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.replay import ReplayBuffer
-from open_spiel_sog.public_state.observer import PublicStateObserver
-from open_spiel_sog.public_state.observer import search_game
+from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state import search_game
 from open_spiel_sog.utils.progress import progress_bar
 
 # Queries a solver takes from the queue and solves in one go at most (the

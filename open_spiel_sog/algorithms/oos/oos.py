@@ -98,7 +98,8 @@ from typing import Any, Mapping
 import pyspiel
 from open_spiel.python import policy as policy_lib
 
-from open_spiel_sog.public_state import observer as observer_lib
+from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state import validate_game as validate_public_states
 from open_spiel_sog.utils.params import dataclass_defaults
 from open_spiel_sog.utils.params import parse_params
 
@@ -273,7 +274,7 @@ def validate_game(game: pyspiel.Game) -> None:
   """Raises ValueError (naming the reason) unless OOS can solve `game`:
   two-player zero-sum, sequential, explicit chance, infostate strings."""
   try:
-    observer_lib.validate_game(game)
+    validate_public_states(game)
   except ValueError as e:
     raise ValueError(f"oos cannot play {game}: {e}") from None
 
@@ -300,7 +301,7 @@ class OOSSolver:
     self.game = game
     self.config = config
     self._rng = random.Random(config.seed)
-    self._observer: observer_lib.PublicStateObserver | None = None
+    self._observer: PublicStateObserver | None = None
     self._table: dict[str, _InfoState] = {}
     self.stats = OOSStats()
     self.target_weight = 1.0
@@ -422,7 +423,7 @@ class OOSSolver:
   def _build_trie(self, state: pyspiel.State, player: int) -> dict:
     """A trie of the action sequences of the target histories."""
     if self._observer is None:
-      self._observer = observer_lib.PublicStateObserver(self.game)
+      self._observer = PublicStateObserver(self.game)
     ps, _ = self._observer.public_state_of(state)
     if self.config.targeting == "infostate":
       histories = [h for h in ps.histories

@@ -29,14 +29,14 @@ from typing import Sequence
 
 import numpy as np
 
-from open_spiel_sog.algorithms.public_tree_cfr import best_actions
-from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
-from open_spiel_sog.algorithms.public_tree_cfr import reach_pass
-from open_spiel_sog.algorithms.public_tree_cfr import SequenceCFR
-from open_spiel_sog.algorithms.public_tree_cfr import value_pass
-from open_spiel_sog.public_state.observer import PublicState
-from open_spiel_sog.public_state.tree import PlayerArrays
-from open_spiel_sog.public_state.tree import PublicTree
+from open_spiel_sog.algorithms.cfr import best_actions
+from open_spiel_sog.algorithms.cfr import CFRConfig
+from open_spiel_sog.algorithms.cfr import reach_pass
+from open_spiel_sog.algorithms.cfr import SequenceCFR
+from open_spiel_sog.algorithms.cfr import value_pass
+from open_spiel_sog.public_state import PublicState
+from open_spiel_sog.public_state import PlayerArrays
+from open_spiel_sog.public_state import PublicTree
 
 
 @dataclasses.dataclass

@@ -39,10 +39,10 @@ import warnings
 import numpy as np
 import pyspiel
 
-from open_spiel_sog.algorithms import leaf_solver
-from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
-from open_spiel_sog.public_state.observer import PublicState
-from open_spiel_sog.public_state.tree import PublicTree
+from open_spiel_sog.algorithms.sog import leaf_solver
+from open_spiel_sog.algorithms.cfr import CFRConfig
+from open_spiel_sog.public_state import PublicState
+from open_spiel_sog.public_state import PublicTree
 
 
 @dataclasses.dataclass

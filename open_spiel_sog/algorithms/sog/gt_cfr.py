@@ -60,15 +60,15 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from open_spiel_sog import _native
-from open_spiel_sog.algorithms.value_functions import LazyPriors
-from open_spiel_sog.algorithms.value_functions import NetworkLayout
-from open_spiel_sog.algorithms.value_functions import PackedQueries
-from open_spiel_sog.algorithms.value_functions import Query
-from open_spiel_sog.algorithms.value_functions import ValueFunction
-from open_spiel_sog.public_state.observer import CHANCE
-from open_spiel_sog.public_state.observer import LazyChildren
-from open_spiel_sog.public_state.observer import PublicState
-from open_spiel_sog.public_state.observer import TERMINAL
+from open_spiel_sog.algorithms.sog.value_functions import LazyPriors
+from open_spiel_sog.algorithms.sog.value_functions import NetworkLayout
+from open_spiel_sog.algorithms.sog.value_functions import PackedQueries
+from open_spiel_sog.algorithms.sog.value_functions import Query
+from open_spiel_sog.algorithms.sog.value_functions import ValueFunction
+from open_spiel_sog.public_state import CHANCE
+from open_spiel_sog.public_state import LazyChildren
+from open_spiel_sog.public_state import PublicState
+from open_spiel_sog.public_state import TERMINAL
 from open_spiel_sog.utils import draws
 
 

@@ -41,7 +41,7 @@ import numpy as np
 import pyspiel
 from open_spiel.python import policy as os_policy
 
-from open_spiel_sog.algorithms.public_tree_cfr import regret_matching
+from open_spiel_sog.algorithms.cfr import regret_matching
 
 _CHANCE, _DECISION, _TERMINAL = 0, 1, 2
 

@@ -84,8 +84,8 @@ from open_spiel.python.algorithms import best_response as os_best_response
 from open_spiel.python.algorithms import cfr as os_cfr
 from open_spiel.python.algorithms import expected_game_score
 
-from open_spiel_sog.algorithms import cvpn
-from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.algorithms.sog import cvpn
+from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.utils import lru
 from open_spiel_sog.utils.progress import progress_bar
 

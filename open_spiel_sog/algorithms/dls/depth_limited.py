@@ -51,17 +51,17 @@ import numpy as np
 import pyspiel
 from open_spiel.python import policy as os_policy
 
-from open_spiel_sog.algorithms.public_tree_cfr import CFRConfig
-from open_spiel_sog.algorithms.public_tree_cfr import PublicTreeCFR
-from open_spiel_sog.algorithms.public_tree_cfr import regret_matching
-from open_spiel_sog.algorithms.public_tree_cfr import reach_pass
-from open_spiel_sog.algorithms.public_tree_cfr import rows_dict
-from open_spiel_sog.algorithms.public_tree_cfr import SequenceCFR
-from open_spiel_sog.algorithms.public_tree_cfr import value_pass
-from open_spiel_sog.public_state.observer import PublicState
-from open_spiel_sog.public_state.observer import PublicStateObserver
-from open_spiel_sog.public_state.tree import PlayerArrays
-from open_spiel_sog.public_state.tree import PublicTree
+from open_spiel_sog.algorithms.cfr import CFRConfig
+from open_spiel_sog.algorithms.cfr import PublicTreeCFR
+from open_spiel_sog.algorithms.cfr import regret_matching
+from open_spiel_sog.algorithms.cfr import reach_pass
+from open_spiel_sog.algorithms.cfr import rows_dict
+from open_spiel_sog.algorithms.cfr import SequenceCFR
+from open_spiel_sog.algorithms.cfr import value_pass
+from open_spiel_sog.public_state import PublicState
+from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state import PlayerArrays
+from open_spiel_sog.public_state import PublicTree
 
 FRONTIERS = ("round", "depth")
 STRATEGY_SETS = ("bias", "self_generative")

@@ -22,10 +22,10 @@ from typing import Mapping
 
 import numpy as np
 
-from open_spiel_sog.algorithms import gt_cfr
-from open_spiel_sog.algorithms.value_functions import ValueFunction
-from open_spiel_sog.public_state.observer import PublicState
-from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.algorithms.sog import gt_cfr
+from open_spiel_sog.algorithms.sog.value_functions import ValueFunction
+from open_spiel_sog.public_state import PublicState
+from open_spiel_sog.public_state import PublicStateObserver
 
 
 @dataclasses.dataclass(frozen=True)

@@ -35,13 +35,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pyspiel
 
-from open_spiel_sog.algorithms import value_functions
-from open_spiel_sog.public_state import observer as observer_lib
-from open_spiel_sog.public_state.features import PublicFeatures
-from open_spiel_sog.public_state.features import SlotTable
-from open_spiel_sog.public_state.features import public_action_mask
-from open_spiel_sog.public_state.observer import PublicState
-from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.algorithms.sog import value_functions
+from open_spiel_sog.public_state import EXPANSIONS
+from open_spiel_sog.public_state import PublicFeatures
+from open_spiel_sog.public_state import SlotTable
+from open_spiel_sog.public_state import public_action_mask
+from open_spiel_sog.public_state import PublicState
+from open_spiel_sog.public_state import PublicStateObserver
 
 CHECKPOINT_FORMAT = "open_spiel_sog.cvpn/1"
 OPTIMIZERS = ("adam", "sgd")
@@ -863,7 +863,7 @@ def clear_shared_caches() -> None:
   expansions (`observer.EXPANSIONS`) and the shared networks' encodings of
   exact public states. A search after it builds everything anew (the same
   results, more slowly): `benchmarks/search_speed.py --cold` times that."""
-  observer_lib.EXPANSIONS.clear()
+  EXPANSIONS.clear()
   for _, net in _SHARED_NETWORKS.values():
     net.encoder.clear_shared()
 
@@ -906,7 +906,9 @@ def clear_shared_networks() -> None:
 
 # --- Shipped networks -------------------------------------------------------
 
-DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
+# The package's data/ folder (open_spiel_sog/data).
+DATA_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), os.pardir,
+                                         os.pardir, "data"))
 
 
 def shipped_checkpoint_name(game: pyspiel.Game | str) -> str:

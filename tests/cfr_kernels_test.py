@@ -1,12 +1,18 @@
 """The shim's C++ passes of GT-CFR (open_spiel_sog/_native/cfr_kernels.h)
-against gt_cfr.py's numpy passes, on trees grown by real searches."""
+against their numpy twins (algorithms/cfr/growing_passes.py), on trees grown
+by real searches."""
 
 import numpy as np
 import pyspiel
 import pytest
 
 from open_spiel_sog import _native
+from open_spiel_sog.algorithms.cfr import PlayerSequences
+from open_spiel_sog.algorithms.cfr import growing_passes
+from open_spiel_sog.algorithms.cfr import masked_regret_matching
 from open_spiel_sog.algorithms.sog import gt_cfr
+from open_spiel_sog.algorithms.sog import network_updates
+from open_spiel_sog.algorithms.sog import updates
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.public_state import PublicStateObserver
 
@@ -18,7 +24,7 @@ _GAMES = ["kuhn_poker", "leduc_poker", "connect_four", "liars_dice",
 def _kernels_fixture():
   shim, reason = _native.load_shim()
   assert shim is not None, reason  # make test builds the shim
-  assert gt_cfr._kernels() is shim  # pylint: disable=protected-access
+  assert growing_passes.kernels() is shim
   return shim
 
 
@@ -26,7 +32,7 @@ def _search(game_string: str, native: bool, monkeypatch,
             simulations: int = 60) -> gt_cfr.GTCFR:
   """A finished rollout search from the first decision, with the C++
   passes or the numpy ones."""
-  monkeypatch.setattr(gt_cfr, "_KERNELS", None if native else False)
+  monkeypatch.setattr(growing_passes, "_KERNELS", None if native else False)
   game = pyspiel.load_game(game_string)
   root = PublicStateObserver(game).root()
   while root.is_chance_node():
@@ -61,27 +67,28 @@ def test_each_pass_matches_numpy(game_string, kernels, monkeypatch):
     policy /= np.maximum(policy.sum(axis=1, keepdims=True), 1e-300)
     root_range = rng.random(c.num_root) + 0.1
     np.testing.assert_allclose(
-        gt_cfr._reach(c, policy, root_range),  # pylint: disable=protected-access
-        gt_cfr._numpy_reach(c, policy, root_range),  # pylint: disable=protected-access
+        growing_passes.reach(c, policy, root_range),
+        growing_passes.numpy_reach(c, policy, root_range),
         rtol=0, atol=1e-14)
     direct = rng.normal(size=c.num_seq)
-    seq_k, rows_k = gt_cfr._values(c, policy, direct.copy())  # pylint: disable=protected-access
-    seq_n, rows_n = gt_cfr._numpy_values(c, policy, direct.copy())  # pylint: disable=protected-access
+    seq_k, rows_k = growing_passes.values(c, policy, direct.copy())
+    seq_n, rows_n = growing_passes.numpy_values(c, policy, direct.copy())
     np.testing.assert_allclose(seq_k, seq_n, rtol=0, atol=1e-12)
     np.testing.assert_allclose(rows_k, rows_n, rtol=0, atol=1e-12)
     # The propagation changes the values (the tree has interior entries).
     values = rng.normal(size=c.num_entries)
     values_k, values_n = values.copy(), values.copy()
-    gt_cfr._propagate_entry_values(c, policy, values_k)  # pylint: disable=protected-access
-    gt_cfr._numpy_propagate_entry_values(c, policy, values_n)  # pylint: disable=protected-access
+    growing_passes.propagate_entry_values(c, policy, values_k)
+    growing_passes.numpy_propagate_entry_values(c, policy, values_n)
     np.testing.assert_allclose(values_k, values_n, rtol=0, atol=1e-12)
     assert not np.allclose(values_k, values)
     # The CFR+ step, on two copies of the side's arrays.
     own = rng.random(n)
     regrets = rng.normal(size=side.regrets.shape).clip(0, None)
     results = []
-    for step in (gt_cfr._regret_update, gt_cfr._numpy_regret_update):  # pylint: disable=protected-access
-      copy = gt_cfr._Side()  # pylint: disable=protected-access
+    for step in (growing_passes.regret_update,
+                 growing_passes.numpy_regret_update):
+      copy = PlayerSequences()
       copy.__dict__.update({k: (v.copy() if isinstance(v, np.ndarray) else v)
                             for k, v in side.__dict__.items()})
       copy.regrets = regrets.copy()
@@ -100,7 +107,7 @@ def test_each_pass_matches_numpy(game_string, kernels, monkeypatch):
     kernels.cfr_regret_matching(regrets, side.active, matched, 0, n)
     np.testing.assert_allclose(
         matched[:n],
-        gt_cfr._regret_matching(regrets[:n], side.active[:n]),  # pylint: disable=protected-access
+        masked_regret_matching(regrets[:n], side.active[:n]),
         rtol=0, atol=1e-15)
 
 
@@ -116,7 +123,7 @@ def test_the_fused_update_matches_the_numpy_passes(game_string, kernels,
   search = _search(game_string, True, monkeypatch)
   tree = search.tree
   compiled = tree.compiled()
-  e0, e1, w, s0, s1 = search._fixed_histories(compiled)  # pylint: disable=protected-access
+  e0, e1, w, s0, s1 = search.leaves.fixed_histories(compiled)
   assert len(w) > 0
   rng = np.random.default_rng(1)
   policies = [np.where(s.active, rng.random(s.active.shape), 0.0)
@@ -130,7 +137,7 @@ def test_the_fused_update_matches_the_numpy_passes(game_string, kernels,
     n = side.num_rows
     regrets = rng.normal(size=side.regrets.shape).clip(0, None)
     avg = rng.random(side.avg.shape)
-    reach = [gt_cfr._reach(compiled[q], policies[q], ranges[q])  # pylint: disable=protected-access
+    reach = [growing_passes.reach(compiled[q], policies[q], ranges[q])
              for q in range(2)]
     if p == 0:
       entries = np.bincount(e0, weights=w * reach[1][s1],
@@ -138,25 +145,26 @@ def test_the_fused_update_matches_the_numpy_passes(game_string, kernels,
     else:
       entries = np.bincount(e1, weights=-w * reach[0][s0],
                             minlength=c.num_entries)
-    direct = np.bincount(c.e_seq, weights=entries, minlength=c.num_seq)
+    direct = np.bincount(c.entry_seq, weights=entries, minlength=c.num_seq)
     propagated = entries.copy()
-    gt_cfr._propagate_entry_values(c, policies[p], propagated)  # pylint: disable=protected-access
-    seq, rows = gt_cfr._values(c, policies[p], direct)  # pylint: disable=protected-access
-    expected = gt_cfr._Side()  # pylint: disable=protected-access
+    growing_passes.propagate_entry_values(c, policies[p], propagated)
+    seq, rows = growing_passes.values(c, policies[p], direct)
+    expected = PlayerSequences()
     expected.__dict__.update(side.__dict__)
     expected.regrets, expected.avg = regrets.copy(), avg.copy()
     expected.policy = policies[p].copy()
-    gt_cfr._regret_update(expected, c, seq, rows,  # pylint: disable=protected-access
-                          reach[p][c.r_parent_seq], 2.0)
+    growing_passes.regret_update(expected, c, seq, rows,
+                          reach[p][c.row_parent_seq], 2.0)
     for propagate in (True, False):
       got_regrets, got_avg = regrets.copy(), avg.copy()
       got_policy = policies[p].copy()
       own, opp, got_seq, got_rows, got_entries = kernels.cfr_fixed_update(
-          c.r_parent_seq, got_policy, got_regrets, got_avg, side.active,
-          ranges[p], c.width, compiled[o].r_parent_seq, policies[o],
+          c.row_parent_seq, got_policy, got_regrets, got_avg, side.active,
+          ranges[p], c.width, compiled[o].row_parent_seq, policies[o],
           ranges[o], compiled[o].width, e0 if p == 0 else e1,
-          s1 if p == 0 else s0, w, 1.0 if p == 0 else -1.0, c.e_seq,
-          propagate, c.entry_row, c.e_prow, c.e_pslot, c.e_parent, 2.0)
+          s1 if p == 0 else s0, w, 1.0 if p == 0 else -1.0, c.entry_seq,
+          propagate, c.entry_row, c.entry_parent_row, c.entry_parent_slot,
+          c.entry_parent, 2.0)
       for got, want in ((own, reach[p]), (opp, reach[o]), (got_seq, seq),
                         (got_rows, rows),
                         (got_entries, propagated if propagate else entries),
@@ -168,11 +176,12 @@ def test_the_fused_update_matches_the_numpy_passes(game_string, kernels,
   c = compiled[0]
   with pytest.raises(ValueError, match="missing entry"):
     kernels.cfr_fixed_update(
-        c.r_parent_seq, policies[0].copy(), tree.sides[0].regrets.copy(),
+        c.row_parent_seq, policies[0].copy(), tree.sides[0].regrets.copy(),
         tree.sides[0].avg.copy(), tree.sides[0].active, ranges[0], c.width,
-        compiled[1].r_parent_seq, policies[1], ranges[1], compiled[1].width,
-        np.full(len(e0), c.num_entries), s1, w, 1.0, c.e_seq, False,
-        c.entry_row, c.e_prow, c.e_pslot, c.e_parent, 1.0)
+        compiled[1].row_parent_seq, policies[1], ranges[1], compiled[1].width,
+        np.full(len(e0), c.num_entries), s1, w, 1.0, c.entry_seq, False,
+        c.entry_row, c.entry_parent_row, c.entry_parent_slot,
+        c.entry_parent, 1.0)
 
 
 @pytest.mark.parametrize("game_string", _GAMES)
@@ -190,15 +199,16 @@ def test_selection_matches_numpy_at_the_same_uniform(game_string, kernels,
     side = tree.sides[p]
     virtual = np.zeros((side.capacity, side.width))
     for row in range(side.num_rows):
-      k = len(side.r_actions[row])
+      k = len(side.row_actions[row])
       virtual[row, :k] = rng.integers(0, 3, size=k)
       for normaliser in (0.0, float(rng.random() + 0.5)):
         for seed in range(4):
           picks = []
           for native in (True, False):
-            monkeypatch.setattr(gt_cfr, "_KERNELS", None if native else False)
-            search.rng = np.random.default_rng(seed)
-            picks.append(search._select(p, row, normaliser, virtual))  # pylint: disable=protected-access
+            monkeypatch.setattr(growing_passes, "_KERNELS",
+                                None if native else False)
+            search.growth.rng = np.random.default_rng(seed)
+            picks.append(search.growth.select(p, row, normaliser, virtual))
           assert picks[0] == picks[1], (p, row, normaliser, seed)
           compared += 1
   assert compared >= 16
@@ -230,16 +240,16 @@ def test_a_network_search_without_leaves_takes_the_fused_update(
   net = cvpn.CVPN(cvpn.Encoder(observer), cvpn.NetworkConfig(hidden=(16,)))
   net.init(0)
   fused = []
-  update = gt_cfr.GTCFR._fused_update  # pylint: disable=protected-access
+  update = updates.RegretUpdates._fused_update  # pylint: disable=protected-access
 
   def counted(self, *args):
     fused.append(1)
     return update(self, *args)
 
-  monkeypatch.setattr(gt_cfr.GTCFR, "_fused_update", counted)
+  monkeypatch.setattr(updates.RegretUpdates, "_fused_update", counted)
   results = []
   for native in (True, False):
-    monkeypatch.setattr(gt_cfr, "_KERNELS", None if native else False)
+    monkeypatch.setattr(growing_passes, "_KERNELS", None if native else False)
     ranges = [np.linspace(1.0, 2.0, ps.num_infostates(p)) for p in range(2)]
     results.append(gt_cfr.search(
         ps, cvpn.CVPNValueFunction(net), gt_cfr.GTCFRConfig(simulations=50),
@@ -262,8 +272,8 @@ def _network_search(game: pyspiel.Game, value_fn, native_update: bool,
   its updates through the C++ network update or, with `native_update`
   False, through the passes called one by one (C++ where they have one)."""
   if not native_update:
-    monkeypatch.setattr(gt_cfr.GTCFR, "_network_plan",
-                        lambda self, compiled: None)
+    monkeypatch.setattr(network_updates.NetworkUpdates, "plan",
+                        lambda self, *args: None)
   root = PublicStateObserver(game).root()
   while root.is_chance_node():
     root = root.children()[0]
@@ -287,24 +297,24 @@ def test_the_network_update_matches_the_passes_to_the_bit(
   from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
   game = pyspiel.load_game(game_string)
   net = cvpn.shared_network(cvpn.shipped_checkpoint(game), game)
-  updates = []
-  network_update = gt_cfr.GTCFR._network_update  # pylint: disable=protected-access
+  calls = []
+  network_update = updates.RegretUpdates._network_update  # pylint: disable=protected-access
 
   def counted(self, *args):
-    updates.append(1)
+    calls.append(1)
     return network_update(self, *args)
 
   out = []
   for native_update in (True, False):
-    monkeypatch.setattr(gt_cfr.GTCFR, "_network_update", counted)
+    monkeypatch.setattr(updates.RegretUpdates, "_network_update", counted)
     out.append(_network_search(
         game, cvpn.CVPNValueFunction(net), native_update, monkeypatch,
         config=gt_cfr.GTCFRConfig(simulations=80, averaging_power=2),
         value_players=value_players))
     if native_update:
       # Every update of the first search had leaves to value.
-      assert len(updates) == 2 * out[0][0].updates, len(updates)
-  assert len(updates) == 2 * out[0][0].updates  # none in the second
+      assert len(calls) == 2 * out[0][0].updates, len(calls)
+  assert len(calls) == 2 * out[0][0].updates  # none in the second
   (fused, a), (passes, b) = out
   assert len(fused.tree.nodes) == len(passes.tree.nodes)
   assert len(a.queries) == len(b.queries) > 100
@@ -319,9 +329,9 @@ def test_the_network_update_matches_the_passes_to_the_bit(
     np.testing.assert_array_equal(fused.tree.sides[p].avg,
                                   passes.tree.sides[p].avg)
     np.testing.assert_array_equal(
-        fused._entry_value_sum[p], passes._entry_value_sum[p])  # pylint: disable=protected-access
+        fused.updater.averages.sums[p], passes.updater.averages.sums[p])
   # Entry values are averaged for the value players only.
-  assert (len(fused._entry_value_sum[1]) > 0) == (1 in value_players)  # pylint: disable=protected-access
+  assert (len(fused.updater.averages.sums[1]) > 0) == (1 in value_players)
   for node in fused.tree.nodes:
     if node.rows is not None:
       assert a.policy(node.ps) == b.policy(passes.tree.nodes[node.index].ps)
@@ -387,7 +397,8 @@ def test_arrays_extended_as_the_tree_grows_equal_arrays_built_anew(
   search = _search(game_string, True, monkeypatch)
   tree = search.tree
   extended = tree.compiled()
-  tree._last_compiled = [None, None]  # pylint: disable=protected-access
+  for side in tree.sides:
+    side.last_compiled = None
   tree._compiled = None  # pylint: disable=protected-access
   fresh = tree.compiled()
   for p in range(2):
@@ -408,7 +419,7 @@ def test_actions_are_active_exactly_when_their_children_are_in_the_tree(
   any history of that infostate) is in the tree: adding a child re-marks
   the actions of every infostate leading into it, not just the walked
   one."""
-  monkeypatch.setattr(gt_cfr, "_KERNELS", None)
+  monkeypatch.setattr(growing_passes, "_KERNELS", None)
   game = pyspiel.load_game(game_string)
   root = PublicStateObserver(game).root()
   while root.is_chance_node():
@@ -426,7 +437,7 @@ def test_actions_are_active_exactly_when_their_children_are_in_the_tree(
       continue
     side = tree.sides[node.player]
     for j, row in enumerate(node.rows.tolist()):
-      for k, a in enumerate(side.r_actions[row]):
+      for k, a in enumerate(side.row_actions[row]):
         kids = [node.transition(h, a) for h in node.infostate_histories()[j]]
         want = all(t is not None and t[0] in node.children for t in kids)
         assert bool(side.active[row, k]) == want, (node.index, j, a)

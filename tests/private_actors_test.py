@@ -385,7 +385,7 @@ def test_actions_whose_children_a_sample_dropped_are_never_played():
         continue
       side = tree.sides[node.player]
       for j, row in enumerate(node.rows.tolist()):
-        for k, a in enumerate(side.r_actions[row]):
+        for k, a in enumerate(side.row_actions[row]):
           if side.active[row, k]:
             assert any(
                 (t := node.transition(h, a)) is not None and

@@ -203,7 +203,7 @@ def test_rollout_leaves_folded_into_sums_search_the_same(game_string, top_k):
                            record_queries=record),
         rng=np.random.default_rng(5))
     result = search.run()
-    assert search._fixed is not record  # pylint: disable=protected-access
+    assert search.leaves.fixed is not record
     assert (len(result.queries) > 0) == record
     results.append(result)
   queried, folded = results
@@ -658,7 +658,7 @@ def _current_policy(search):
     for infostate, row in zip(node.ps.infostates(node.player),
                               node.rows.tolist()):
       table[infostate] = {a: float(side.policy[row, k])
-                          for k, a in enumerate(side.r_actions[row])}
+                          for k, a in enumerate(side.row_actions[row])}
   return table
 
 

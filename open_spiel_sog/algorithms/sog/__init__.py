@@ -6,13 +6,13 @@ from open_spiel_sog.algorithms.sog import gt_cfr
 from open_spiel_sog.algorithms.sog import leaf_solver
 from open_spiel_sog.algorithms.sog import resolving
 from open_spiel_sog.algorithms.sog import value_functions
+from open_spiel_sog.algorithms.sog.gadget import Gadget
 from open_spiel_sog.algorithms.sog.gt_cfr import GTCFR
 from open_spiel_sog.algorithms.sog.gt_cfr import GTCFRConfig
-from open_spiel_sog.algorithms.sog.gt_cfr import Gadget
 from open_spiel_sog.algorithms.sog.gt_cfr import SearchResult
-from open_spiel_sog.algorithms.sog.gt_cfr import SearchTree
 from open_spiel_sog.algorithms.sog.gt_cfr import Summary
 from open_spiel_sog.algorithms.sog.gt_cfr import search
+from open_spiel_sog.algorithms.sog.search_tree import SearchTree
 from open_spiel_sog.algorithms.sog.resolving import ResolveConfig
 from open_spiel_sog.algorithms.sog.resolving import Resolver
 from open_spiel_sog.algorithms.sog.value_functions import ExactValueFunction

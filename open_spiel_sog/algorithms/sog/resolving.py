@@ -23,6 +23,7 @@ from typing import Mapping
 import numpy as np
 
 from open_spiel_sog.algorithms.sog import gt_cfr
+from open_spiel_sog.algorithms.sog.gadget import Gadget
 from open_spiel_sog.algorithms.sog.value_functions import ValueFunction
 from open_spiel_sog.public_state import PublicState
 from open_spiel_sog.public_state import PublicStateObserver
@@ -113,9 +114,8 @@ class Resolver:
       ranges = [None, None]
       ranges[i] = own / scale
       ranges[o] = np.ones(start.num_infostates(o))
-      gadget = gt_cfr.Gadget(player=o, values=summary.values[o] / scale,
-                             prev_range=summary.ranges[o],
-                             alpha=self.config.alpha)
+      gadget = Gadget(player=o, values=summary.values[o] / scale,
+                      prev_range=summary.ranges[o], alpha=self.config.alpha)
     branch = [ps]
     while branch[-1] is not start:
       parent = branch[-1].parent

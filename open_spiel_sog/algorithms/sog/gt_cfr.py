@@ -71,7 +71,7 @@ class GTCFRConfig:
     walks_per_simulation: a simulation's walk that ends at a terminal
       public state already in the tree adds nothing; it is drawn again, up
       to this many walks (1: every walk counts as a simulation, as the
-      paper's pseudocode reads; see `GTCFR._simulate`).
+      paper's pseudocode reads; see `growth.Growth._simulate`).
     record_queries: keep every leaf query (public state and ranges) made.
   """
   simulations: int = 100

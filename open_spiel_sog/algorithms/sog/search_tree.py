@@ -42,7 +42,7 @@ class SearchNode:
     self.depth = depth
     self.player = ps.current_player()
     # Whether every public state under this one is in the tree (terminals;
-    # others are marked by GTCFR._close when a walk finds them complete).
+    # others are marked by Growth._close when a walk finds them complete).
     self.closed = self.player == TERMINAL
     self.entry_start = [0, 0]
     self.rows: np.ndarray | None = None  # acting player's rows (interior)

@@ -43,6 +43,7 @@ from open_spiel_sog.evaluation import exploitability
 
 _D = TrainConfig()
 _N = cvpn.NetworkConfig()
+_E = EvalConfig()
 
 _GAME = flags.DEFINE_string("game", _D.game, "Game string for load_game.")
 _STEPS = flags.DEFINE_integer("steps", _D.steps, "Gradient updates in total.")
@@ -128,11 +129,24 @@ _MAX_MOVES = flags.DEFINE_integer("max_moves", _D.max_moves,
 _GREEDY_AFTER = flags.DEFINE_integer(
     "greedy_after", _D.greedy_after, "Play greedily after this many moves "
     "(0: never).")
+_SEARCH_OPPONENT = flags.DEFINE_bool(
+    "search_opponent_nodes", _D.search_opponent_nodes,
+    "Each seat also re-solves at the other's decisions, as the sog bot does "
+    "(--nosearch_opponent_nodes: at its own only).")
+_ALPHA = flags.DEFINE_float(
+    "alpha", _D.alpha,
+    "The re-solving gadget's mix with the previous opponent range.")
+_MAX_QUEUED = flags.DEFINE_integer(
+    "max_queued_queries", _D.max_queued_queries,
+    "Capacity of the query queue (new queries are dropped when it is full).")
 _PUBLISH = flags.DEFINE_integer("publish_every", _D.publish_every,
                                 "Steps between parameter publications.")
 _SEED = flags.DEFINE_integer("seed", _D.seed, "Seed of the run.")
 _HIDDEN = flags.DEFINE_list("hidden", [str(h) for h in _N.hidden],
                             "Hidden layer widths of the MLP.")
+_POLICY_HIDDEN = flags.DEFINE_list(
+    "policy_hidden", [str(h) for h in _N.policy_hidden],
+    "Hidden layer widths of the policy MLP (its own torso).")
 _OPTIMIZER = flags.DEFINE_enum("optimizer", _N.optimizer,
                                list(cvpn.OPTIMIZERS), "Optimiser.")
 _LR = flags.DEFINE_float("learning_rate", _N.learning_rate,
@@ -151,26 +165,33 @@ _POLICY_W = flags.DEFINE_float("policy_weight", _N.policy_weight,
                                "Weight of the policy (cross-entropy) loss.")
 _PRIOR_T = flags.DEFINE_float("prior_temperature", _N.prior_temperature,
                               "Softmax temperature of the prior policy.")
-_CHECKPOINT = flags.DEFINE_string("checkpoint", "",
+_HUBER_DELTA = flags.DEFINE_float(
+    "huber_delta", _N.huber_delta,
+    "Delta of the value Huber loss (values are in units of the largest "
+    "absolute utility: 1 is the whole payoff scale).")
+_WEIGHT_DECAY = flags.DEFINE_float("weight_decay", _N.weight_decay,
+                                   "L2 penalty on the weights (0: none).")
+_CHECKPOINT = flags.DEFINE_string("checkpoint", _D.checkpoint,
                                   "Where to write the checkpoint (.npz).")
 _CHECKPOINT_EVERY = flags.DEFINE_integer(
-    "checkpoint_every", 0, "Steps between checkpoints (0: only at the end).")
-_KEEP = flags.DEFINE_bool("keep_checkpoints", False,
+    "checkpoint_every", _D.checkpoint_every,
+    "Steps between checkpoints (0: only at the end).")
+_KEEP = flags.DEFINE_bool("keep_checkpoints", _D.keep_checkpoints,
                           "Keep every periodic checkpoint as "
                           "PATH.step-N.npz.")
 _RESUME = flags.DEFINE_bool("resume", False,
                             "Continue from --checkpoint.")
 _EVAL_EVERY = flags.DEFINE_integer(
-    "eval_every", 0, "Steps between exact exploitability measurements of SoG "
-    "with the current network (small games; 0: never).")
-_EVAL_S = flags.DEFINE_integer("eval_simulations", 100,
+    "eval_every", _E.every, "Steps between exact exploitability measurements "
+    "of SoG with the current network (small games; 0: never).")
+_EVAL_S = flags.DEFINE_integer("eval_simulations", _E.simulations,
                                "s of the evaluated SoG(s, 1).")
-_EVAL_SEEDS = flags.DEFINE_list("eval_seeds", ["0"],
+_EVAL_SEEDS = flags.DEFINE_list("eval_seeds", [str(s) for s in _E.seeds],
                                 "Seeds of each exploitability measurement.")
-_EVAL_CSV = flags.DEFINE_string("eval_csv", "",
+_EVAL_CSV = flags.DEFINE_string("eval_csv", _E.csv,
                                 "CSV of (step, seconds, examples, loss, "
                                 "exploitability).")
-_EVAL_PNG = flags.DEFINE_string("eval_png", "",
+_EVAL_PNG = flags.DEFINE_string("eval_png", _E.png,
                                 "PNG plot of exploitability against steps.")
 _TENSORBOARD = flags.DEFINE_string(
     "tensorboard_dir", "",
@@ -240,16 +261,23 @@ class _TensorBoard:
 
 
 def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
+  """The training and evaluation settings of the flags: the one place where
+  flags become configs (every field of TrainConfig, of the NetworkConfig it
+  holds and of EvalConfig but its `measure` has a flag; tests/training_test.py
+  checks it)."""
   try:
     hidden = tuple(int(h) for h in _HIDDEN.value)
+    policy_hidden = tuple(int(h) for h in _POLICY_HIDDEN.value)
     seeds = tuple(int(s) for s in _EVAL_SEEDS.value)
   except ValueError as e:
-    raise SystemExit(f"--hidden and --eval_seeds take integers: {e}") from None
+    raise SystemExit("--hidden, --policy_hidden and --eval_seeds take "
+                     f"integers: {e}") from None
   network = cvpn.NetworkConfig(
-      hidden=hidden, optimizer=_OPTIMIZER.value,
+      hidden=hidden, policy_hidden=policy_hidden, optimizer=_OPTIMIZER.value,
       learning_rate=_LR.value, lr_decay_rate=_LR_DECAY.value,
       lr_decay_steps=_LR_STEPS.value, value_weight=_VALUE_W.value,
-      policy_weight=_POLICY_W.value, prior_temperature=_PRIOR_T.value)
+      policy_weight=_POLICY_W.value, huber_delta=_HUBER_DELTA.value,
+      prior_temperature=_PRIOR_T.value, weight_decay=_WEIGHT_DECAY.value)
   config = TrainConfig(
       game=_GAME.value, steps=_STEPS.value,
       actor_simulations=_ACTOR_S.value,
@@ -269,7 +297,9 @@ def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
       solver_value_targets=_SOLVER_TARGETS.value, p_td1=_P_TD1.value,
       epsilon=_EPSILON.value, resign_threshold=_RESIGN.value,
       p_no_resign=_P_NO_RESIGN.value, greedy_after=_GREEDY_AFTER.value,
-      max_moves=_MAX_MOVES.value, publish_every=_PUBLISH.value,
+      max_moves=_MAX_MOVES.value,
+      search_opponent_nodes=_SEARCH_OPPONENT.value, alpha=_ALPHA.value,
+      max_queued_queries=_MAX_QUEUED.value, publish_every=_PUBLISH.value,
       checkpoint=_CHECKPOINT.value, checkpoint_every=_CHECKPOINT_EVERY.value,
       keep_checkpoints=_KEEP.value, seed=_SEED.value, network=network)
   evaluation = EvalConfig(every=_EVAL_EVERY.value,

@@ -1,4 +1,5 @@
-"""Tests for open_spiel_sog.bots.baselines: OpenSpiel's agents by name.
+"""Tests for open_spiel_sog.bots.baselines and bots.cfr_policy: OpenSpiel's
+agents by name.
 
 Each bot is loaded through `pyspiel.load_bot` and plays whole games through
 both OpenSpiel's C++ `pyspiel.evaluate_bots` (restart, inform_action) and its
@@ -21,6 +22,7 @@ import pytest
 
 from open_spiel_sog import registry
 from open_spiel_sog.bots import baselines
+from open_spiel_sog.bots import cfr_policy
 
 baselines.register()
 
@@ -123,9 +125,9 @@ def test_bots_that_can_play_game():
 
 
 def test_count_histories():
-  assert baselines.count_histories(pyspiel.load_game("kuhn_poker")) == 58
-  assert baselines.count_histories(pyspiel.load_game("leduc_poker")) == 9457
-  assert baselines.count_histories(pyspiel.load_game("chess")) is None
+  assert cfr_policy.count_histories(pyspiel.load_game("kuhn_poker")) == 58
+  assert cfr_policy.count_histories(pyspiel.load_game("leduc_poker")) == 9457
+  assert cfr_policy.count_histories(pyspiel.load_game("chess")) is None
 
 
 # --- mcts ---------------------------------------------------------------------
@@ -264,7 +266,7 @@ def test_cfr_policy_plays_whole_games_and_provides_its_policy():
           for p in range(2)]
   for seed in range(3):
     _play_both_ways(game, bots, seed)
-  table = baselines.cfr_plus_average_policy(game, 1000)
+  table = cfr_policy.cfr_plus_average_policy(game, 1000)
   state = game.new_initial_state()
   state.apply_action(2)
   state.apply_action(0)
@@ -279,10 +281,10 @@ def test_cfr_policy_plays_whole_games_and_provides_its_policy():
 
 def test_cfr_policy_is_solved_once_per_game_and_iterations():
   game = pyspiel.load_game("kuhn_poker")
-  first = baselines.cfr_plus_average_policy(game, 1000)
-  assert baselines.cfr_plus_average_policy(
+  first = cfr_policy.cfr_plus_average_policy(game, 1000)
+  assert cfr_policy.cfr_plus_average_policy(
       pyspiel.load_game("kuhn_poker"), 1000) is first
-  assert baselines.cfr_plus_average_policy(game, 10) is not first
+  assert cfr_policy.cfr_plus_average_policy(game, 10) is not first
 
 
 class _TablePolicy(policy_lib.Policy):
@@ -298,7 +300,7 @@ class _TablePolicy(policy_lib.Policy):
 
 def test_cfr_policy_is_near_nash_and_scores_its_expected_value():
   game = pyspiel.load_game("kuhn_poker")
-  cfr = _TablePolicy(game, baselines.cfr_plus_average_policy(game, 1000))
+  cfr = _TablePolicy(game, cfr_policy.cfr_plus_average_policy(game, 1000))
   assert exploitability.exploitability(game, cfr) < 0.01
   uniform = policy_lib.UniformRandomPolicy(game)
   num_games = 400

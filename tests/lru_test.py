@@ -3,7 +3,7 @@
 import pyspiel
 import pytest
 
-from open_spiel_sog.bots import baselines
+from open_spiel_sog.bots import cfr_policy
 from open_spiel_sog.utils import lru
 
 
@@ -31,16 +31,16 @@ def test_cfr_policies_stay_bounded_and_are_resolved_after_eviction():
   """cfr_policy's cache of CFR+ solutions keeps the most recent few; an
   evicted one is solved again to the same policy."""
   game = pyspiel.load_game("kuhn_poker")
-  baselines.clear_cfr_cache()
-  first = baselines.cfr_plus_average_policy(game, 1)
+  cfr_policy.clear_cfr_cache()
+  first = cfr_policy.cfr_plus_average_policy(game, 1)
   first_copy = {k: list(v) for k, v in first.items()}
-  extra = baselines.MAX_CACHED_CFR_POLICIES + 2
+  extra = cfr_policy.MAX_CACHED_CFR_POLICIES + 2
   for iterations in range(2, 2 + extra):
-    baselines.cfr_plus_average_policy(game, iterations)
-  cached = baselines._cfr_policies.keys()  # pylint: disable=protected-access
-  assert len(cached) == baselines.MAX_CACHED_CFR_POLICIES
+    cfr_policy.cfr_plus_average_policy(game, iterations)
+  cached = cfr_policy._cfr_policies.keys()  # pylint: disable=protected-access
+  assert len(cached) == cfr_policy.MAX_CACHED_CFR_POLICIES
   assert (str(game), 1) not in cached
   assert cached[-1] == (str(game), 1 + extra)
-  again = baselines.cfr_plus_average_policy(game, 1)
+  again = cfr_policy.cfr_plus_average_policy(game, 1)
   assert again is not first and again == first_copy
-  baselines.clear_cfr_cache()
+  cfr_policy.clear_cfr_cache()

@@ -17,7 +17,8 @@ import pytest
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import Trainer
-from open_spiel_sog.algorithms.training import trainer as trainer_lib
+from open_spiel_sog.algorithms.training import backends
+from open_spiel_sog.algorithms.training import workers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ("--game=kuhn_poker", "--hidden=16", "--batch_size=16",
@@ -114,9 +115,9 @@ def test_worker_processes_start_single_threaded_on_the_cpu_ignoring_sigint(
                         checkpoint=str(tmp_path / "k.npz"))
   handler = signal.getsignal(signal.SIGINT)
   ignored = _ignores_sigint(os.getpid())  # (true under nohup or `&`)
-  before = {k: os.environ.get(k) for k in trainer_lib.worker_environment()}
+  before = {k: os.environ.get(k) for k in workers.worker_environment()}
   trainer = Trainer(config, progress=False, log=lambda s: None)
-  backend = trainer_lib.ProcessBackend(config, trainer.net)
+  backend = backends.ProcessBackend(config, trainer.net)
   try:
     backend.start(trainer.net.params)
     assert len(backend.processes) == 2

@@ -9,13 +9,17 @@ cores.
 """
 
 import csv
+import dataclasses
+import importlib.util
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
 
+from absl import flags
 import jax
 import numpy as np
 from open_spiel.python.algorithms import best_response as os_best_response
@@ -322,10 +326,100 @@ def test_process_backend_trains_and_writes_a_checkpoint(tmp_path):
 # --- 9. examples/train.py ----------------------------------------------------
 
 
-def _train_py(*flags):
+def _train_py(*args):
   return subprocess.run(
-      [sys.executable, os.path.join(ROOT, "examples", "train.py"), *flags],
+      [sys.executable, os.path.join(ROOT, "examples", "train.py"), *args],
       capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def train_binary():
+  """examples/train.py as a module (its flags defined, never parsed here)."""
+  spec = importlib.util.spec_from_file_location(
+      "examples_train", os.path.join(ROOT, "examples", "train.py"))
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+def _binary_flags(module) -> dict[str, flags.Flag]:
+  """The flags examples/train.py defines, by name."""
+  return {holder.name: flags.FLAGS[holder.name]
+          for holder in vars(module).values()
+          if isinstance(holder, flags.FlagHolder)}
+
+
+def _settings() -> list[tuple[tuple[str, ...], str]]:
+  """(path of the setting in (TrainConfig, EvalConfig), its flag's name) for
+  every field of TrainConfig, of the configs it holds (NetworkConfig) and of
+  EvalConfig: a new field makes a row, so it must have a flag. EvalConfig's
+  `measure` is a function the binary passes, not a setting."""
+  rows = []
+  defaults = TrainConfig()
+  for field in dataclasses.fields(TrainConfig):
+    value = getattr(defaults, field.name)
+    if dataclasses.is_dataclass(value):
+      rows += [(("train", field.name, inner.name), inner.name)
+               for inner in dataclasses.fields(value)]
+    else:
+      rows.append((("train", field.name), field.name))
+  rows += [(("eval", field.name), "eval_" + field.name)
+           for field in dataclasses.fields(EvalConfig)
+           if field.name != "measure"]
+  return rows
+
+
+def _probe(flag: flags.Flag) -> tuple[str, object]:
+  """A command-line argument setting `flag` to a value other than its
+  default, and the value its setting must then have."""
+  kind = flag.flag_type()
+  if kind == "bool":
+    return (f"--no{flag.name}" if flag.default else f"--{flag.name}",
+            not flag.default)
+  if kind == "int":
+    return f"--{flag.name}={flag.default + 3}", flag.default + 3
+  if kind == "float":
+    value = (flag.default or 0.0) + 0.25
+    return f"--{flag.name}={value!r}", value
+  if kind.endswith("enum"):
+    value = next(v for v in flag.parser.enum_values if v != flag.default)
+    return f"--{flag.name}={value}", value
+  if "list" in kind:
+    return f"--{flag.name}=3,5", (3, 5)
+  return f"--{flag.name}=probe-{flag.name}", f"probe-{flag.name}"
+
+
+def test_every_config_field_has_a_documented_flag_with_help(train_binary):
+  defined = _binary_flags(train_binary)
+  missing = [name for _, name in _settings() if name not in defined]
+  assert not missing, f"settings without a flag in examples/train.py: {missing}"
+  assert not [n for n, f in defined.items() if not f.help.strip()]
+  with open(os.path.join(ROOT, "docs", "training.md")) as f:
+    documented = set(re.findall(r"`--([a-z0-9_]+)", f.read()))
+  undocumented = sorted(set(defined) - documented)
+  assert not undocumented, f"flags docs/training.md lacks: {undocumented}"
+
+
+def test_config_from_flags_maps_every_flag_to_its_setting(train_binary):
+  """Each setting's flag, set away from its default, reaches the setting
+  (config_from_flags is the one place flags become configs)."""
+  defined = _binary_flags(train_binary)
+  rows = _settings()
+  probes = {name: _probe(defined[name]) for _, name in rows}
+  try:
+    flags.FLAGS(["train.py"] + [arg for arg, _ in probes.values()])
+    config, evaluation = train_binary.config_from_flags()
+  finally:
+    flags.FLAGS.unparse_flags()
+  roots = {"train": config, "eval": evaluation}
+  wrong = {}
+  for path, name in rows:
+    value = roots[path[0]]
+    for key in path[1:]:
+      value = getattr(value, key)
+    if value != probes[name][1]:
+      wrong[name] = (value, probes[name][1])
+  assert not wrong, f"flag -> (setting, expected): {wrong}"
 
 
 def test_train_binary_evaluates_and_prints_json(tmp_path):
@@ -421,10 +515,10 @@ def test_train_binary_tensorboard_without_extra_exits_before_training(
   assert not logdir.exists()
 
 
-def _average_py(*flags):
+def _average_py(*args):
   return subprocess.run(
       [sys.executable, os.path.join(ROOT, "examples", "average_checkpoints.py"),
-       *flags], capture_output=True, text=True, timeout=300, check=False)
+       *args], capture_output=True, text=True, timeout=300, check=False)
 
 
 def test_average_checkpoints_binary_averages_kept_checkpoints(tmp_path):
@@ -457,14 +551,14 @@ def test_average_checkpoints_binary_averages_kept_checkpoints(tmp_path):
   assert "optimiser state" in result.stderr
   assert "Traceback" not in result.stderr
 
-  for flags, message in [
+  for args, message in [
       ([f"--checkpoints={tmp_path}/nothing-*.npz"], "no checkpoint matches"),
       ([f"--checkpoints={tmp_path}/run.step-*.npz", "--min_step=99"],
        "has a step in"),
       ([f"--checkpoints={tmp_path}/run.step-*.npz", "--game=leduc_poker"],
        "leduc_poker")]:
-    result = _average_py(*flags, f"--output={tmp_path}/bad.npz")
-    assert result.returncode == 1, (flags, result.stderr)
+    result = _average_py(*args, f"--output={tmp_path}/bad.npz")
+    assert result.returncode == 1, (args, result.stderr)
     assert message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
   assert not os.path.exists(f"{tmp_path}/bad.npz")

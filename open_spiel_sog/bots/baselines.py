@@ -3,7 +3,8 @@
 OpenSpiel 2.0.2's C++ bot registry only holds "fixed_action_preference",
 "uniform_random" and "uniform_restricted_actions"; its search and CFR agents
 are classes to construct by hand. `register()` adds three of them, so that
-round-robins (or anything else that loads bots by name) can name them:
+round-robins (or anything else that loads bots by name) can name them (the
+searches here, the CFR+ policy in `cfr_policy`):
 
     from open_spiel_sog.bots import baselines
     baselines.register()
@@ -66,17 +67,8 @@ Bots and their parameters (all optional):
         port; reproducible) or "auto" (cpp for ucb, python for puct).
       seed (0): seed of the search and rollouts.
 
-  cfr_policy: samples its actions from the average policy of `iterations`
-    iterations of CFR+ (OpenSpiel's C++ `pyspiel.CFRPlusSolver`, much faster
-    than its Python port). The policy is solved once per (game, iterations)
-    in a process (see `cfr_plus_average_policy`), so a round-robin does not
-    re-solve for every seat or game. provides_policy() is True.
-    Sequential games with information-state strings and explicit (or no)
-    chance whose tree has at most MAX_CFR_HISTORIES histories (leduc_poker
-    has 9,457: 1000 iterations take about 10 s there; the solve costs about
-    1 microsecond per history and iteration).
-      iterations (1000): CFR+ iterations.
-      seed (0): seed of the action sampling.
+  cfr_policy: a CFR+ average policy (`open_spiel_sog.bots.cfr_policy`, whose
+    docstring gives its parameters).
 
 Unknown parameters, values of the wrong type and out-of-range values raise
 ValueError naming the bot, the parameter and the supported ones. If a future
@@ -99,14 +91,8 @@ from open_spiel.python.algorithms import ismcts as os_ismcts
 from open_spiel.python.algorithms import mcts as os_mcts
 import pyspiel
 
+from open_spiel_sog.bots import cfr_policy
 from open_spiel_sog.bots import common
-from open_spiel_sog.utils import lru
-
-# Trees larger than this (in histories, terminal ones included) are not
-# offered to cfr_policy: its solve time grows with histories * iterations.
-MAX_CFR_HISTORIES = 100_000
-
-_MAX_SEED = 2**31 - 1
 
 MCTS_DEFAULTS: dict[str, Any] = {
     "simulations": 1000,
@@ -130,48 +116,11 @@ ISMCTS_DEFAULTS: dict[str, Any] = {
     "seed": 0,
 }
 
-CFR_POLICY_DEFAULTS: dict[str, Any] = {
-    "iterations": 1000,
-    "seed": 0,
-}
-
 _FINAL_POLICIES = ("max_visit_count", "normalized_visit_count", "max_value")
 _CHILD_SELECTIONS = ("ucb", "uct", "puct")
 _ISMCTS_BACKENDS = ("auto", "cpp", "python")
 
 BOT_NAMES = ("mcts", "ismcts", "cfr_policy")
-
-
-# ---------------------------------------------------------------------------
-# Parameters.
-
-
-def _parse_params(bot: str, params: Mapping[str, Any] | None,
-                  defaults: Mapping[str, Any]) -> dict[str, Any]:
-  """Returns `defaults` updated with `params`, type-checked.
-
-  Raises:
-    ValueError: an unknown parameter or a value of the wrong type, naming the
-      bot, the parameter and the supported parameters.
-  """
-  values = common.parse_params(bot, params, defaults)
-  seed = values.get("seed", 0)
-  if not 0 <= seed <= _MAX_SEED:
-    raise ValueError(f"{bot}: seed must be in [0, {_MAX_SEED}], got {seed}")
-  return values
-
-
-def _check_at_least(bot: str, values: Mapping[str, Any], name: str,
-                    minimum: float) -> None:
-  if not values[name] >= minimum:  # also rejects NaN
-    raise ValueError(f"{bot}: {name} must be >= {minimum}, got "
-                     f"{values[name]}")
-
-
-def _check_player(bot: str, game: pyspiel.Game, player: int) -> None:
-  if not 0 <= player < game.num_players():
-    raise ValueError(f"{bot}: player must be in [0, {game.num_players()}) "
-                     f"for {game}, got {player}")
 
 
 # ---------------------------------------------------------------------------
@@ -195,15 +144,15 @@ def _mcts_unsupported_reason(game: pyspiel.Game) -> str | None:
 def _mcts_factory(game: pyspiel.Game, player: int,
                   params: Mapping[str, Any]) -> pyspiel.Bot:
   """Returns a new OpenSpiel MCTSBot (see the module docstring)."""
-  values = _parse_params("mcts", params, MCTS_DEFAULTS)
+  values = common.parse_seeded_params("mcts", params, MCTS_DEFAULTS)
   for name in ("simulations", "rollouts"):
-    _check_at_least("mcts", values, name, 1)
-  _check_at_least("mcts", values, "uct_c", 0.0)
+    common.check_at_least("mcts", values, name, 1)
+  common.check_at_least("mcts", values, "uct_c", 0.0)
   reason = _mcts_unsupported_reason(game)
   if reason:
     raise ValueError(f"mcts plays perfect-information sequential games with "
                      f"terminal rewards only: {reason}")
-  _check_player("mcts", game, player)
+  common.check_player("mcts", game, player)
   rng = np.random.RandomState(values["seed"])
   evaluator = os_mcts.RandomRolloutEvaluator(
       n_rollouts=values["rollouts"], random_state=rng)
@@ -221,8 +170,7 @@ def _mcts_can_play(game: pyspiel.Game, player: int) -> bool:
 # ---------------------------------------------------------------------------
 # ismcts.
 
-_lock = threading.RLock()  # guards the caches below (not the CFR solves)
-_cfr_lock = threading.Lock()  # serialises CFR+ solves
+_lock = threading.RLock()  # guards the cache below and registration
 _resample_support: dict[str, bool] = {}  # game string -> probe result
 
 
@@ -292,11 +240,11 @@ def _ismcts_unsupported_reason(game: pyspiel.Game) -> str | None:
 def _ismcts_factory(game: pyspiel.Game, player: int,
                     params: Mapping[str, Any]) -> pyspiel.Bot:
   """Returns a new OpenSpiel ISMCTSBot (see the module docstring)."""
-  values = _parse_params("ismcts", params, ISMCTS_DEFAULTS)
+  values = common.parse_seeded_params("ismcts", params, ISMCTS_DEFAULTS)
   for name in ("simulations", "rollouts"):
-    _check_at_least("ismcts", values, name, 1)
-  _check_at_least("ismcts", values, "uct_c", 0.0)
-  _check_at_least("ismcts", values, "time_limit", 0.0)
+    common.check_at_least("ismcts", values, name, 1)
+  common.check_at_least("ismcts", values, "uct_c", 0.0)
+  common.check_at_least("ismcts", values, "time_limit", 0.0)
   timed = values["time_limit"] > 0
   if values["max_world_samples"] == 0 or values["max_world_samples"] < -1:
     raise ValueError("ismcts: max_world_samples must be -1 (unlimited) or "
@@ -350,7 +298,7 @@ def _ismcts_factory(game: pyspiel.Game, player: int,
   elif not game_type.provides_information_state_string:
     raise ValueError(f"ismcts: {game} provides no information-state strings; "
                      "pass use_observation_string=True")
-  _check_player("ismcts", game, player)
+  common.check_player("ismcts", game, player)
 
   if backend == "python":
     bot = _python_ismcts(game, values, final_policy, child_selection)
@@ -499,192 +447,12 @@ def _ismcts_can_play(game: pyspiel.Game, player: int) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# cfr_policy.
-
-# (game string, iterations) -> {infostate string: [(action, prob), ...]},
-# the most recently used few (each is a whole policy).
-MAX_CACHED_CFR_POLICIES = 8
-_cfr_policies = lru.LRUCache(MAX_CACHED_CFR_POLICIES)
-_history_counts: dict[str, int | None] = {}  # None: more than the limit
-
-
-def _clearly_larger_than(game: pyspiel.Game, limit: int) -> bool:
-  """True if random walks show the tree is far larger than `limit`.
-
-  Knuth's estimator: a random walk from the root estimates the number of
-  histories as 1 + b1 + b1*b2 + ... (b_i: branching factors on the walk).
-  If every one of a few seeded walks estimates more than 1000 * `limit`, the
-  game is surely too large, and the exact count (slow for games like chess,
-  whose states are costly to expand) is skipped.
-  """
-  rng = np.random.default_rng(0)
-  threshold = 1000 * limit
-  for _ in range(8):
-    state = game.new_initial_state()
-    estimate, width = 1, 1
-    while not state.is_terminal() and estimate <= threshold:
-      actions = state.legal_actions()
-      width *= len(actions)
-      estimate += width
-      state.apply_action(actions[int(rng.integers(len(actions)))])
-    if estimate <= threshold:
-      return False
-  return True
-
-
-def count_histories(game: pyspiel.Game,
-                    limit: int = MAX_CFR_HISTORIES) -> int | None:
-  """Number of histories in sequential `game`'s tree, None if over `limit`.
-
-  Terminal histories count. Counted once per game string (and limit) in a
-  process.
-  """
-  if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
-    raise ValueError(f"count_histories: {game} is not a sequential game")
-  key = f"{game}|{limit}"
-  with _lock:
-    if key in _history_counts:
-      return _history_counts[key]
-  count = None
-  if not _clearly_larger_than(game, limit):
-    count = 0
-    stack = [game.new_initial_state()]
-    while stack:
-      state = stack.pop()
-      count += 1
-      if count > limit:
-        count = None
-        break
-      if not state.is_terminal():
-        stack.extend(state.child(a) for a in state.legal_actions())
-  with _lock:
-    _history_counts[key] = count
-  return count
-
-
-def _cfr_structural_reason(game: pyspiel.Game) -> str | None:
-  """Why CFR+ cannot solve `game` whatever its size, or None if it can."""
-  game_type = game.get_type()
-  if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
-    return f"{game} does not have sequential moves"
-  if not game_type.provides_information_state_string:
-    return f"{game} provides no information-state strings"
-  if game_type.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
-    return f"{game} has sampled (not explicit) chance"
-  return None
-
-
-def _cfr_unsupported_reason(game: pyspiel.Game) -> str | None:
-  """Why cfr_policy cannot play `game`, or None if it can."""
-  reason = _cfr_structural_reason(game)
-  if reason is None and count_histories(game) is None:
-    reason = (f"{game} has more than {MAX_CFR_HISTORIES} histories (too "
-              "large to solve with CFR+ when the bot is loaded)")
-  return reason
-
-
-def cfr_plus_average_policy(
-    game: pyspiel.Game, iterations: int) -> dict[str, list[tuple[int, float]]]:
-  """CFR+'s average policy after `iterations` iterations on `game`.
-
-  Solved with OpenSpiel's C++ CFRPlusSolver the first time a (game string,
-  iterations) pair is asked for in this process, then cached (the
-  MAX_CACHED_CFR_POLICIES most recently used pairs).
-
-  Args:
-    game: a game cfr_policy supports (see the module docstring).
-    iterations: number of CFR+ iterations, >= 1.
-
-  Returns:
-    {information-state string: [(action, probability), ...]} for every
-    infostate of every player. Treat it as read-only: it is shared.
-  """
-  if iterations < 1:
-    raise ValueError(f"cfr_policy: iterations must be >= 1, got {iterations}")
-  reason = _cfr_structural_reason(game)
-  if reason:
-    raise ValueError(f"cfr_policy cannot solve {game}: {reason}")
-  key = (str(game), int(iterations))
-  with _lock:
-    cached = _cfr_policies.get(key)
-  if cached is not None:
-    return cached
-  with _cfr_lock:
-    with _lock:
-      cached = _cfr_policies.get(key)  # solved while we waited?
-    if cached is not None:
-      return cached
-    solver = pyspiel.CFRPlusSolver(game)
-    for _ in range(iterations):
-      solver.evaluate_and_update_policy()
-    table = {
-        info_state: [(int(a), float(p)) for a, p in action_probs]
-        for info_state, action_probs in
-        solver.tabular_average_policy().policy_table().items()
-    }
-    with _lock:
-      _cfr_policies.put(key, table)
-    return table
-
-
-def clear_cfr_cache() -> None:
-  """Forgets the cached CFR+ policies and game sizes."""
-  with _lock:
-    _cfr_policies.clear()
-    _history_counts.clear()
-
-
-class CFRPolicyBot(common.StatelessBot):
-  """Samples its actions from a CFR+ average policy (see module doc)."""
-
-  def __init__(self, game: pyspiel.Game, player: int,
-               params: Mapping[str, Any] | None = None):
-    common.StatelessBot.__init__(self, player)
-    values = _parse_params("cfr_policy", params, CFR_POLICY_DEFAULTS)
-    _check_at_least("cfr_policy", values, "iterations", 1)
-    reason = _cfr_unsupported_reason(game)
-    if reason:
-      raise ValueError(f"cfr_policy cannot play {game}: {reason}")
-    _check_player("cfr_policy", game, player)
-    self.iterations = values["iterations"]
-    self.seed = values["seed"]
-    self._rng = np.random.default_rng(self.seed)
-    self._table = cfr_plus_average_policy(game, self.iterations)
-
-  def get_policy(self, state):
-    self.check_turn("cfr_policy", state)
-    info_state = state.information_state_string(self._player)
-    policy = self._table.get(info_state)
-    if policy is None:
-      raise ValueError(f"cfr_policy: infostate {info_state!r} is not in the "
-                       "solved policy")
-    return list(policy)
-
-  def step_with_policy(self, state):
-    policy = self.get_policy(state)
-    probs = np.asarray([p for _, p in policy], dtype=np.float64)
-    probs = np.maximum(probs, 0.0)
-    index = int(self._rng.choice(len(policy), p=probs / probs.sum()))
-    return policy, policy[index][0]
-
-
-def _cfr_factory(game: pyspiel.Game, player: int,
-                 params: Mapping[str, Any]) -> pyspiel.Bot:
-  return CFRPolicyBot(game, player, params)
-
-
-def _cfr_can_play(game: pyspiel.Game, player: int) -> bool:
-  return (0 <= player < game.num_players() and
-          _cfr_unsupported_reason(game) is None)
-
-
-# ---------------------------------------------------------------------------
 # Registration.
 
 _FACTORIES = {
     "mcts": (_mcts_factory, _mcts_can_play),
     "ismcts": (_ismcts_factory, _ismcts_can_play),
-    "cfr_policy": (_cfr_factory, _cfr_can_play),
+    "cfr_policy": (cfr_policy.factory, cfr_policy.can_play),
 }
 
 

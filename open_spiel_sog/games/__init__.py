@@ -1,6 +1,6 @@
 """Python games registered with OpenSpiel (`pyspiel.register_game`).
 
-Importing `open_spiel_sog` registers them; afterwards
+Importing `open_spiel_sog` (or this package) registers them; afterwards
 `pyspiel.load_game("scotland_yard(map=glasses,max_rounds=3)")` works.
 
   scotland_yard: Scotland Yard (Mr. X against a team of detectives) on a map
@@ -12,3 +12,21 @@ Importing `open_spiel_sog` registers them; afterwards
 
 Small games shipped as EFG files (`efg.load_game("rps_plus")`): see `efg.py`.
 """
+
+from open_spiel_sog.games import efg
+from open_spiel_sog.games import jps_games
+from open_spiel_sog.games import scotland_yard
+from open_spiel_sog.games.jps_games import JPSCommGame
+from open_spiel_sog.games.jps_games import MiniBridgeGame
+from open_spiel_sog.games.jps_games import SimpleBiddingGame
+from open_spiel_sog.games.scotland_yard import ScotlandYardGame
+
+__all__ = [
+    "efg",
+    "jps_games",
+    "JPSCommGame",
+    "MiniBridgeGame",
+    "scotland_yard",
+    "ScotlandYardGame",
+    "SimpleBiddingGame",
+]

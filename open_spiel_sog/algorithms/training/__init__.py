@@ -1,4 +1,13 @@
-"""Sound self-play training of the CVPN (DESIGN.md section 8)."""
+"""Sound self-play training of the CVPN (DESIGN.md section 8).
+
+  config       TrainConfig, the settings of a run
+  selfplay     a worker's work: self-play games and query solves
+  replay       the sliding-window replay buffer
+  workers      the worker loop, its clock, stats and queue channel
+  backends     the inline and process backends (make_backend)
+  ray_backend  the ray backend (the optional ray extra; imported only for it)
+  trainer      the learner (Trainer, EvalConfig, stop_on_signals)
+"""
 
 from open_spiel_sog.algorithms.training.config import BACKENDS
 from open_spiel_sog.algorithms.training.config import PLATFORMS

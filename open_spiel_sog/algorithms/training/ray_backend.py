@@ -1,7 +1,7 @@
 """The "ray" training backend: actors and query solvers as Ray actors.
 
-`RayBackend` has the interface of `trainer.ProcessBackend` (`start`,
-`publish`, `poll`, `stop`, `stats`) and runs the same `trainer.worker_loop`:
+`RayBackend` has the interface of `backends.ProcessBackend` (`start`,
+`publish`, `poll`, `stop`, `stats`) and runs the same `workers.worker_loop`:
 
 - every worker is a Ray actor (`_RayWorker`) holding a `selfplay.Worker`
   (seed 1 + its index, actors first, as in the process backend) whose
@@ -45,8 +45,13 @@ except ImportError as e:
 
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import selfplay
-from open_spiel_sog.algorithms.training import trainer
 from open_spiel_sog.algorithms.training.config import TrainConfig
+from open_spiel_sog.algorithms.training.workers import QueueChannel
+from open_spiel_sog.algorithms.training.workers import receive_examples
+from open_spiel_sog.algorithms.training.workers import worker_environment
+from open_spiel_sog.algorithms.training.workers import worker_loop
+from open_spiel_sog.algorithms.training.workers import WorkerClock
+from open_spiel_sog.algorithms.training.workers import WorkerStats
 
 # Seconds `stop()` gives the worker loops to finish before killing them.
 _STOP_GRACE_S = 5.0
@@ -94,7 +99,7 @@ class _Mailbox:
     return out
 
 
-class _RayChannel(trainer.QueueChannel):
+class _RayChannel(QueueChannel):
   """`worker_loop`'s channel over `_Mailbox` actors; parameters arrive
   through `_RayWorker.set_params`."""
 
@@ -138,7 +143,7 @@ class _RayWorker:
 
   def __init__(self, role: str, index: int, config_json: dict, params,
                query_queue, example_queue, launched_at: float):
-    self.clock = trainer.WorkerClock(launched_at)
+    self.clock = WorkerClock(launched_at)
     config = TrainConfig.from_json(config_json)
     self.role = role
     self.worker = selfplay.Worker(config, seed=1 + index, index=index)
@@ -151,7 +156,7 @@ class _RayWorker:
 
   def run(self) -> dict:
     """The worker loop, until `stop()`; returns the worker's stats."""
-    trainer.worker_loop(self.role, self.worker, self.channel,
+    worker_loop(self.role, self.worker, self.channel,
                         self._stop.is_set, self.clock)
     return dataclasses.asdict(self.worker.stats)
 
@@ -193,7 +198,7 @@ class RayBackend:
   def __init__(self, config: TrainConfig, net: cvpn.CVPN):
     self.config = config
     self.net = net
-    self.worker_stats = trainer.WorkerStats()
+    self.worker_stats = WorkerStats()
     self._owns_ray = False
     self.workers: list[tuple[str, Any]] = []  # (name, actor handle)
     self._runs: dict[Any, str] = {}  # run() reference -> worker name
@@ -225,8 +230,8 @@ class RayBackend:
     param_ref = ray.put(_to_numpy(params))
     worker_class = _remote_worker_class()
     # The worker processes' environment is set before they import numpy and
-    # JAX: one compute thread each, JAX on the CPU (trainer.worker_environment).
-    runtime_env = {"env_vars": trainer.worker_environment(cfg.worker_platform)}
+    # JAX: one compute thread each, JAX on the CPU (worker_environment).
+    runtime_env = {"env_vars": worker_environment(cfg.worker_platform)}
     for i, role in enumerate(roles):
       name = f"sog-{role}-{i}"
       handle = worker_class.options(
@@ -258,7 +263,7 @@ class RayBackend:
     if self.example_queue is not None:
       items = ray.get(self.example_queue.take.remote(
           1 << 30, _POLL_TIMEOUT_S if block else 0.0))
-    out = trainer.receive_examples(items, self.worker_stats)
+    out = receive_examples(items, self.worker_stats)
     self._check_workers()
     return out
 

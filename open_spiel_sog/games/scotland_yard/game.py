@@ -1,0 +1,382 @@
+"""Scotland Yard's game and state (OpenSpiel's API), and the detectives'
+resampling of Mr. X's path; registered as ``scotland_yard`` on import."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import pyspiel
+
+from open_spiel_sog.games.scotland_yard.maps import BLACK
+from open_spiel_sog.games.scotland_yard.maps import FERRY
+from open_spiel_sog.games.scotland_yard.maps import load_map
+from open_spiel_sog.games.scotland_yard.maps import TICKETS
+from open_spiel_sog.games.scotland_yard.observer import ScotlandYardObserver
+from open_spiel_sog.games.scotland_yard.observer import situation_string
+from open_spiel_sog.games.scotland_yard.rules import CAUGHT
+from open_spiel_sog.games.scotland_yard.rules import DETECTIVES_STUCK
+from open_spiel_sog.games.scotland_yard.rules import MRX_STUCK
+from open_spiel_sog.games.scotland_yard.rules import MRX_WINS
+from open_spiel_sog.games.scotland_yard.rules import ONGOING
+from open_spiel_sog.games.scotland_yard.rules import Rules
+from open_spiel_sog.games.scotland_yard.rules import split_list
+from open_spiel_sog.games.scotland_yard.rules import SURVIVED
+
+# Game parameters: -1 / "" take the map's value.
+_DEFAULT_PARAMS = {
+    "map": "glasses",
+    "max_rounds": -1,
+    "mrx_start": "",
+    "detective_starts": "",
+    "reveal_rounds": "",
+    "detective_taxi": -1,
+    "detective_bus": -1,
+    "detective_underground": -1,
+    "mrx_taxi": -1,
+    "mrx_bus": -1,
+    "mrx_underground": -1,
+    "mrx_black": -1,
+    "mrx_double": -1,
+    "tickets_to_mrx": -1,
+}
+
+_GAME_TYPE = pyspiel.GameType(
+    short_name="scotland_yard",
+    long_name="Scotland Yard (open_spiel_sog)",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    # Deterministic unless `mrx_start` lists several stations.
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+    max_num_players=2,
+    min_num_players=2,
+    provides_information_state_string=True,
+    provides_information_state_tensor=True,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    provides_factored_observation_string=True,
+    parameter_specification=_DEFAULT_PARAMS)
+
+
+_LIST_PARAMS = ("mrx_start", "detective_starts", "reveal_rounds")
+
+
+def _canonical_list(text: str) -> str:
+  """The form of a list parameter that OpenSpiel's game-string parser reads
+  back as a string: '/'-separated, with a trailing '/' for a single item
+  (a bare '6' would be read as an integer)."""
+  parts = split_list(text)
+  if len(parts) == 1 and parts[0].lower() == "none":
+    return "none"
+  return "/".join(parts) + ("/" if len(parts) == 1 else "")
+
+
+class ScotlandYardGame(pyspiel.Game):
+  """Scotland Yard: Mr. X (player 0) against the detectives (player 1)."""
+
+  def __init__(self, params: Mapping[str, Any] | None = None):
+    params = dict(_DEFAULT_PARAMS, **(params or {}))
+    unknown = sorted(set(params) - set(_DEFAULT_PARAMS))
+    if unknown:
+      raise ValueError(f"scotland_yard: unknown parameter(s) "
+                       f"{', '.join(unknown)}; supported: "
+                       f"{', '.join(_DEFAULT_PARAMS)}")
+    self.rules = rules = Rules(load_map(str(params["map"])), params)
+    for key in _LIST_PARAMS:
+      params[key] = _canonical_list(params[key])
+    max_length = (rules.max_rounds * (1 + rules.num_detectives) +
+                  min(rules.doubles, rules.max_rounds))
+    game_info = pyspiel.GameInfo(
+        num_distinct_actions=rules.num_actions,
+        max_chance_outcomes=rules.num_stations if rules.chance else 0,
+        num_players=2,
+        min_utility=-1.0,
+        max_utility=1.0,
+        utility_sum=0.0,
+        max_game_length=max_length)
+    super().__init__(_GAME_TYPE, game_info, params)
+
+  def new_initial_state(self) -> "ScotlandYardState":
+    return ScotlandYardState(self)
+
+  def make_py_observer(self, iig_obs_type=None, params=None):
+    return ScotlandYardObserver(
+        self.rules,
+        iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False),
+        params)
+
+  def max_chance_nodes_in_history(self) -> int:
+    return 1 if self.rules.chance else 0
+
+
+class ScotlandYardState(pyspiel.State):
+  """A Scotland Yard state. Attributes are immutable (tuples), so clones are
+  cheap; `events` is the game so far, with Mr. X's hidden destinations."""
+
+  def __init__(self, game: ScotlandYardGame):
+    super().__init__(game)
+    rules = game.rules
+    self.rules = rules
+    self.mrx = -1 if rules.chance else rules.mrx_start[0]
+    self.detectives = rules.detective_starts
+    self.detective_tickets = (rules.detective_tickets,) * rules.num_detectives
+    self.mrx_tickets = rules.mrx_tickets
+    self.doubles = rules.doubles
+    # Travel log: (ticket, revealed station or -1, part of a double move).
+    self.log: tuple[tuple[int, int, bool], ...] = ()
+    self.path: tuple[int, ...] = () if rules.chance else (self.mrx,)
+    # Whose turn: -1 chance, 0 Mr. X, 1 + k detective k; pending Mr. X moves.
+    self.turn = -1 if rules.chance else 0
+    self.pending = 1
+    self.in_double = False
+    self.outcome = ONGOING
+    # Public and private record: ("start", s) | ("double",) |
+    # ("x", ticket, dest, revealed) | ("d", k, ticket, dest) | ("end", outcome)
+    self.events: tuple[tuple, ...] = ()
+
+  # --- OpenSpiel API ---------------------------------------------------------
+
+  def current_player(self) -> int:
+    if self.outcome != ONGOING:
+      return pyspiel.PlayerId.TERMINAL
+    if self.turn == -1:
+      return pyspiel.PlayerId.CHANCE
+    return 0 if self.turn == 0 else 1
+
+  def is_terminal(self) -> bool:
+    return self.outcome != ONGOING
+
+  def returns(self) -> list[float]:
+    if self.outcome == ONGOING:
+      return [0.0, 0.0]
+    return [1.0, -1.0] if self.outcome in MRX_WINS else [-1.0, 1.0]
+
+  def chance_outcomes(self) -> list[tuple[int, float]]:
+    starts = sorted(self.rules.mrx_start)
+    return [(s, 1.0 / len(starts)) for s in starts]
+
+  def _legal_actions(self, player: int) -> list[int]:
+    if self.outcome != ONGOING or self.turn == -1:
+      return []
+    rules = self.rules
+    if self.turn == 0:
+      if player != 0:
+        return []
+      moves = rules.mrx_moves(self.mrx, self.mrx_tickets, self.detectives)
+      if (self.doubles > 0 and not self.in_double and moves and
+          len(self.log) + 2 <= rules.max_rounds):
+        moves.append(rules.double_action)
+      return moves
+    if player != 1:
+      return []
+    return rules.detective_moves(self.turn - 1, self.detectives,
+                                 self.detective_tickets)
+
+  def _apply_action(self, action: int) -> None:
+    rules = self.rules
+    n = rules.num_stations
+    if self.turn == -1:
+      self.mrx = action
+      self.path = (action,)
+      self.events += (("start", action),)
+      self._start_mrx_turn()
+      return
+    if self.turn == 0:
+      if action == rules.double_action:
+        self.doubles -= 1
+        self.pending = 2
+        self.in_double = True
+        self.events += (("double",),)
+        return
+      ticket, dest = divmod(action, n)
+      tickets = list(self.mrx_tickets)
+      tickets[ticket] -= 1
+      self.mrx_tickets = tuple(tickets)
+      self.mrx = dest
+      entry = len(self.log) + 1
+      revealed = dest if entry in rules.reveal_rounds else -1
+      self.log += ((ticket, revealed, self.in_double),)
+      self.path += (dest,)
+      self.events += (("x", ticket, dest, revealed),)
+      self.pending -= 1
+      if self.pending > 0:
+        if not rules.mrx_moves(self.mrx, self.mrx_tickets, self.detectives):
+          self._end(MRX_STUCK)
+        return
+      self.in_double = False
+      self._start_detectives_turn()
+      return
+    k = self.turn - 1
+    ticket, dest = divmod(action, n)
+    positions = list(self.detectives)
+    positions[k] = dest
+    self.detectives = tuple(positions)
+    tickets = [list(t) for t in self.detective_tickets]
+    tickets[k][ticket] -= 1
+    self.detective_tickets = tuple(tuple(t) for t in tickets)
+    if rules.tickets_to_mrx:
+      mrx_tickets = list(self.mrx_tickets)
+      mrx_tickets[ticket] += 1
+      self.mrx_tickets = tuple(mrx_tickets)
+    self.events += (("d", k, ticket, dest),)
+    if dest == self.mrx:
+      self._end(CAUGHT)
+      return
+    self._next_detective(k + 1)
+
+  def _end(self, outcome: int) -> None:
+    self.outcome = outcome
+    self.events += (("end", outcome),)
+
+  def _start_mrx_turn(self) -> None:
+    self.turn = 0
+    self.pending = 1
+    if not self.rules.mrx_moves(self.mrx, self.mrx_tickets, self.detectives):
+      self._end(MRX_STUCK)
+
+  def _start_detectives_turn(self) -> None:
+    rules = self.rules
+    if not any(rules.detective_moves(k, self.detectives, self.detective_tickets)
+               for k in range(rules.num_detectives)):
+      self._end(DETECTIVES_STUCK)
+      return
+    self._next_detective(0)
+
+  def _next_detective(self, k: int) -> None:
+    rules = self.rules
+    while k < rules.num_detectives:
+      if rules.detective_moves(k, self.detectives, self.detective_tickets):
+        self.turn = 1 + k
+        return
+      k += 1
+    if len(self.log) >= rules.max_rounds:
+      self._end(SURVIVED)
+    else:
+      self._start_mrx_turn()
+
+  def _action_to_string(self, player: int, action: int) -> str:
+    rules = self.rules
+    n = rules.num_stations
+    if player == pyspiel.PlayerId.CHANCE:
+      return f"Mr. X starts at {rules.label(action)}"
+    if action == rules.double_action:
+      return "double move"
+    ticket, dest = divmod(action, n)
+    if not 0 <= ticket < 4 or not 0 <= dest < n:
+      return f"invalid action {action}"
+    return f"{TICKETS[ticket]} to {rules.label(dest)}"
+
+  def __str__(self) -> str:
+    return situation_string(self, public=True, mrx=True)
+
+  # --- Sampling ----------------------------------------------------------------
+
+  def resample_from_infostate(self, player_id: int, probability_sampler
+                              ) -> "ScotlandYardState":
+    """A history of `player_id`'s infostate, drawn with probability
+    proportional to its chance reach (uniform over Mr. X's possible paths).
+
+    Mr. X knows the whole history; the detectives' infostate is the public
+    state, so this draws Mr. X's path from the paths consistent with the
+    public record (forward counts, backward sampling).
+    """
+    if player_id == 0 or self.mrx < 0:
+      return self.clone()
+    rules = self.rules
+    layers = _path_counts(rules, self.events, self.rules.mrx_start,
+                          self.current_player() == 0 and self.outcome ==
+                          ONGOING)
+    # Backward sampling of one path through the layers.
+    path = []
+    weights = layers[-1][0]
+    nxt = _draw(weights, probability_sampler)
+    path.append(nxt)
+    for counts, step in reversed(layers[:-1]):
+      cand = {p: c for p, c in counts.items() if nxt in step.get(p, ())}
+      nxt = _draw(cand, probability_sampler)
+      path.append(nxt)
+    path.reverse()
+    state = self.get_game().new_initial_state()
+    moves_made = 0
+    n = rules.num_stations
+    for action in self.history():
+      if state.is_chance_node():
+        state.apply_action(path[0])
+      elif state.current_player() == 0 and action != rules.double_action:
+        moves_made += 1
+        state.apply_action((action // n) * n + path[moves_made])
+      else:
+        state.apply_action(action)
+    return state
+
+
+def _draw(weights: Mapping[int, int], sampler) -> int:
+  keys = sorted(weights)
+  total = float(sum(weights[k] for k in keys))
+  u = float(sampler()) * total
+  acc = 0.0
+  for k in keys:
+    acc += weights[k]
+    if u < acc:
+      return k
+  return keys[-1]
+
+
+def _path_counts(rules: Rules, events: Sequence[tuple],
+                 starts: Sequence[int], at_mrx_decision: bool):
+  """Forward counts of Mr. X's paths consistent with the public record.
+
+  Returns a list of layers (counts, step): counts maps a station to
+  the number of consistent paths ending there after each of Mr. X's moves
+  (layer 0: the start); step maps a station to the stations the move could
+  have reached from it.
+  """
+  detectives = list(rules.detective_starts)
+  mrx_tickets = list(rules.mrx_tickets)
+  counts = {s: 1 for s in starts}
+  layers = []
+  for position, event in enumerate(events):
+    kind = event[0]
+    if kind == "x":
+      _, ticket, _, revealed = event
+      step: dict[int, tuple[int, ...]] = {}
+      new: dict[int, int] = {}
+      for p, c in counts.items():
+        reach = set()
+        for j, t in rules.adjacency[p]:
+          if j in detectives:
+            continue
+          if (t == ticket and t != FERRY) or ticket == BLACK:
+            if revealed < 0 or j == revealed:
+              reach.add(j)
+        step[p] = tuple(sorted(reach))
+        for j in reach:
+          new[j] = new.get(j, 0) + c
+      layers.append((counts, step))
+      counts = new
+      mrx_tickets[ticket] -= 1
+    elif kind == "d":
+      _, k, ticket, dest = event
+      detectives[k] = dest
+      if rules.tickets_to_mrx:
+        mrx_tickets[ticket] += 1
+      caught = (position + 1 < len(events) and
+                events[position + 1] == ("end", CAUGHT))
+      if not caught:
+        counts = {p: c for p, c in counts.items() if p not in detectives}
+    elif kind == "end":
+      outcome = event[1]
+      if outcome == CAUGHT:
+        counts = {p: c for p, c in counts.items() if p in detectives}
+      elif outcome == MRX_STUCK:
+        counts = {p: c for p, c in counts.items()
+                  if not rules.mrx_moves(p, mrx_tickets, detectives)}
+  if at_mrx_decision:
+    counts = {p: c for p, c in counts.items()
+              if rules.mrx_moves(p, mrx_tickets, detectives)}
+  layers.append((counts, None))
+  return layers
+
+
+pyspiel.register_game(_GAME_TYPE, ScotlandYardGame)

@@ -1,0 +1,169 @@
+"""Scotland Yard's rules: a game's resolved set-up (`Rules`: the map, starts,
+tickets, rounds and moves) and the outcomes of a finished game."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from open_spiel_sog.games.scotland_yard.maps import BLACK
+from open_spiel_sog.games.scotland_yard.maps import DETECTIVE_TICKETS
+from open_spiel_sog.games.scotland_yard.maps import FERRY
+from open_spiel_sog.games.scotland_yard.maps import ScotlandYardMap
+from open_spiel_sog.games.scotland_yard.maps import TICKETS
+
+# Outcomes of a finished game.
+ONGOING, CAUGHT, MRX_STUCK, SURVIVED, DETECTIVES_STUCK = range(5)
+OUTCOME_TEXT = {
+    CAUGHT: "caught", MRX_STUCK: "Mr. X cannot move",
+    SURVIVED: "Mr. X survived", DETECTIVES_STUCK: "no detective can move"}
+MRX_WINS = (SURVIVED, DETECTIVES_STUCK)
+
+
+def split_list(text: str) -> list[str]:
+  """'1/11' (or '1 11', '1;11', quoted) -> ['1', '11']."""
+  return [p for p in re.split(r"[\s/;]+", str(text).strip().strip("'\"")) if p]
+
+
+class Rules:
+  """The resolved set-up of one game: map, starts, tickets, rounds.
+
+  Immutable and shared by every state of the game (`__deepcopy__` returns
+  itself, so cloning a state does not copy the map).
+  """
+
+  def __init__(self, game_map: ScotlandYardMap, params: Mapping[str, Any]):
+    self.map = game_map
+    name = game_map.name
+    self.num_stations = n = game_map.num_stations
+    self.labels = game_map.stations
+
+    def station_list(key, default, what):
+      parts = split_list(params.get(key, ""))
+      if not parts:
+        return default
+      return tuple(game_map.index(p, what) for p in parts)
+
+    def count(key, default):
+      value = int(params.get(key, -1))
+      if value < -1:
+        raise ValueError(f"scotland_yard: {key} must be >= 0 (or -1 for the "
+                         f"map's {default}), got {value}")
+      return default if value == -1 else value
+
+    self.mrx_start = station_list("mrx_start", game_map.mrx_start,
+                                  "Mr. X's start")
+    self.detective_starts = station_list("detective_starts",
+                                         game_map.detective_starts,
+                                         "detective start")
+    if not self.mrx_start:
+      raise ValueError(f"scotland_yard map {name!r}: Mr. X needs a start")
+    if not self.detective_starts:
+      raise ValueError(f"scotland_yard map {name!r}: at least one detective "
+                       "is needed (detective_starts)")
+    if len(set(self.mrx_start)) != len(self.mrx_start):
+      raise ValueError(f"scotland_yard map {name!r}: mrx_start lists a "
+                       "station twice")
+    if len(set(self.detective_starts)) != len(self.detective_starts):
+      raise ValueError(f"scotland_yard map {name!r}: two detectives start on "
+                       "the same station")
+    clash = set(self.mrx_start) & set(self.detective_starts)
+    if clash:
+      raise ValueError(
+          f"scotland_yard map {name!r}: Mr. X may start on station "
+          f"{self.labels[min(clash)]}, where a detective starts")
+    self.num_detectives = len(self.detective_starts)
+    self.detective_tickets = tuple(
+        count("detective_" + kind, default)
+        for kind, default in zip(DETECTIVE_TICKETS,
+                                 game_map.detective_tickets))
+    self.mrx_tickets = tuple(
+        count("mrx_" + kind, default)
+        for kind, default in zip(TICKETS, game_map.mrx_tickets[:4]))
+    self.doubles = count("mrx_double", game_map.mrx_tickets[4])
+    self.max_rounds = count("max_rounds", game_map.max_rounds)
+    handover = int(params.get("tickets_to_mrx", -1))
+    if handover not in (-1, 0, 1):
+      raise ValueError("scotland_yard: tickets_to_mrx must be 1 (detectives' "
+                       "used tickets go to Mr. X), 0 (they do not) or -1 (the "
+                       f"map's setting), got {handover}")
+    self.tickets_to_mrx = (game_map.tickets_to_mrx if handover == -1
+                           else bool(handover))
+    if self.max_rounds < 1:
+      raise ValueError(f"scotland_yard: max_rounds must be >= 1, got "
+                       f"{self.max_rounds}")
+    reveal_text = str(params.get("reveal_rounds", ""))
+    reveal_parts = split_list(reveal_text)
+    if [p.lower() for p in reveal_parts] == ["none"]:
+      reveal = ()
+    elif reveal_parts:
+      try:
+        reveal = tuple(int(p) for p in reveal_parts)
+      except ValueError:
+        raise ValueError(
+            f"scotland_yard: reveal_rounds must be round numbers separated "
+            f"by '/' (e.g. 3/8) or 'none', got {reveal_text!r}") from None
+    else:
+      # The map's reveal rounds past a shortened game never happen.
+      reveal = tuple(r for r in game_map.reveal_rounds
+                     if r <= self.max_rounds)
+    for r in reveal:
+      if not 1 <= r <= self.max_rounds:
+        raise ValueError(f"scotland_yard: reveal round {r} is outside rounds "
+                         f"1..{self.max_rounds}")
+    self.reveal_rounds = frozenset(reveal)
+    # adjacency[i]: (neighbour, transport) pairs, sorted.
+    adjacency: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for a, b, t in game_map.edges:
+      adjacency[a].append((b, t))
+      adjacency[b].append((a, t))
+    self.adjacency = tuple(tuple(sorted(a)) for a in adjacency)
+    for s in self.mrx_start:
+      if not self.mrx_moves(s, self.mrx_tickets, self.detective_starts):
+        raise ValueError(
+            f"scotland_yard map {name!r}: Mr. X cannot move from his start "
+            f"{self.labels[s]} (detectives hold every neighbour, or he has no "
+            "ticket for its edges)")
+    self.num_actions = 4 * n + 1
+    self.double_action = 4 * n
+    self.chance = len(self.mrx_start) > 1
+
+  def __deepcopy__(self, memo):
+    return self
+
+  def label(self, station: int) -> int:
+    return self.labels[station]
+
+  def mrx_moves(self, position: int, tickets: Sequence[int],
+                detectives: Sequence[int]) -> list[int]:
+    """Mr. X's move actions (sorted) from `position`."""
+    n = self.num_stations
+    actions = set()
+    for j, t in self.adjacency[position]:
+      if j in detectives:
+        continue
+      if t != FERRY and tickets[t] > 0:
+        actions.add(t * n + j)
+      if tickets[BLACK] > 0:
+        actions.add(BLACK * n + j)
+    return sorted(actions)
+
+  def detective_moves(self, k: int, positions: Sequence[int],
+                      tickets: Sequence[Sequence[int]]) -> list[int]:
+    """Detective k's move actions (sorted)."""
+    n = self.num_stations
+    actions = set()
+    for j, t in self.adjacency[positions[k]]:
+      if t == FERRY or tickets[k][t] == 0:
+        continue
+      if any(j == positions[m] for m in range(len(positions)) if m != k):
+        continue
+      actions.add(t * n + j)
+    return sorted(actions)
+
+  def describe(self) -> str:
+    starts = "/".join(str(self.label(s)) for s in self.mrx_start)
+    dets = "/".join(str(self.label(s)) for s in self.detective_starts)
+    return (f"map {self.map.name}: {self.num_stations} stations, "
+            f"{len(self.map.edges)} edges; Mr. X at {starts}, detectives at "
+            f"{dets}; {self.max_rounds} rounds")

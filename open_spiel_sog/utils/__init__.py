@@ -3,6 +3,7 @@ parameter parsing, game loading and numpy-compatible draws.
 
   draws     draws as numpy's `Generator.choice` makes them
   games     `load_game` with a one-line error naming the caller
+  growing_array  `GrowingArray`, a numpy array grown by appending
   lru       `LRUCache`, a mapping of its most recently used entries
   params    bot and algorithm parameters, checked against a dataclass's defaults
   progress  `progress_bar`: tqdm when installed, a plain line else
@@ -10,10 +11,12 @@ parameter parsing, game loading and numpy-compatible draws.
 
 from open_spiel_sog.utils import draws
 from open_spiel_sog.utils import games
+from open_spiel_sog.utils import growing_array
 from open_spiel_sog.utils import lru
 from open_spiel_sog.utils import params
 from open_spiel_sog.utils import progress
 from open_spiel_sog.utils.games import load_game
+from open_spiel_sog.utils.growing_array import GrowingArray
 from open_spiel_sog.utils.lru import LRUCache
 from open_spiel_sog.utils.params import dataclass_defaults
 from open_spiel_sog.utils.params import parse_params
@@ -23,6 +26,8 @@ __all__ = [
     "dataclass_defaults",
     "draws",
     "games",
+    "growing_array",
+    "GrowingArray",
     "load_game",
     "lru",
     "LRUCache",

@@ -7,6 +7,7 @@ import pytest
 
 from open_spiel_sog import _native
 from open_spiel_sog.algorithms.sog import gt_cfr
+from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.public_state import PublicStateObserver
 
@@ -34,8 +35,8 @@ def _search(game_string: str, native: bool, monkeypatch,
     if root.is_terminal():
       raise AssertionError(game_string)
   search = gt_cfr.GTCFR(
-      root, value_functions.RolloutValueFunction(game, num_rollouts=2,
-                                                 seed=3),
+      root, rollout_values.RolloutValueFunction(game, num_rollouts=2,
+                                                seed=3),
       gt_cfr.GTCFRConfig(simulations=simulations, record_queries=False),
       rng=np.random.default_rng(5))
   search.run()
@@ -414,8 +415,8 @@ def test_actions_are_active_exactly_when_their_children_are_in_the_tree(
   while root.is_chance_node():
     root = root.children()[0]
   search = gt_cfr.GTCFR(
-      root, value_functions.RolloutValueFunction(game, num_rollouts=1,
-                                                 seed=3),
+      root, rollout_values.RolloutValueFunction(game, num_rollouts=1,
+                                                seed=3),
       gt_cfr.GTCFRConfig(simulations=150, top_k=1, record_queries=False),
       rng=np.random.default_rng(5))
   search.run()

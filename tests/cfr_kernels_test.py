@@ -12,6 +12,7 @@ from open_spiel_sog.algorithms.cfr import growing_passes
 from open_spiel_sog.algorithms.cfr import masked_regret_matching
 from open_spiel_sog.algorithms.sog import gt_cfr
 from open_spiel_sog.algorithms.sog import network_updates
+from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.algorithms.sog import updates
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.public_state import PublicStateObserver
@@ -40,8 +41,8 @@ def _search(game_string: str, native: bool, monkeypatch,
     if root.is_terminal():
       raise AssertionError(game_string)
   search = gt_cfr.GTCFR(
-      root, value_functions.RolloutValueFunction(game, num_rollouts=2,
-                                                 seed=3),
+      root, rollout_values.RolloutValueFunction(game, num_rollouts=2,
+                                                seed=3),
       gt_cfr.GTCFRConfig(simulations=simulations, record_queries=False),
       rng=np.random.default_rng(5))
   search.run()
@@ -425,8 +426,8 @@ def test_actions_are_active_exactly_when_their_children_are_in_the_tree(
   while root.is_chance_node():
     root = root.children()[0]
   search = gt_cfr.GTCFR(
-      root, value_functions.RolloutValueFunction(game, num_rollouts=1,
-                                                 seed=3),
+      root, rollout_values.RolloutValueFunction(game, num_rollouts=1,
+                                                seed=3),
       gt_cfr.GTCFRConfig(simulations=150, top_k=1, record_queries=False),
       rng=np.random.default_rng(5))
   search.run()

@@ -5,7 +5,9 @@ import numpy as np
 import pyspiel
 import pytest
 
-from open_spiel_sog.algorithms.dls import depth_limited as dl
+from open_spiel_sog.algorithms import dls as dl
+from open_spiel_sog.algorithms.cfr import reach_pass
+from open_spiel_sog.algorithms.dls import policies as dl_policies
 from open_spiel_sog.games import efg
 
 
@@ -116,10 +118,11 @@ def test_leaf_values_match_openspiel_expected_values():
                                  dl.DLSConfig(frontier="round"))
   solver.add_strategy(blueprint)
   tree = solver.tree
-  reach = [dl.reach_pass(tree.players[p],
-                         dl._row_policy(tree, p, blueprint.action_probabilities),
-                         np.ones(tree.players[p].num_root),
-                         np.zeros(tree.players[p].num_sequences))
+  reach = [reach_pass(tree.players[p],
+                      dl_policies._row_policy(tree, p,
+                                              blueprint.action_probabilities),
+                      np.ones(tree.players[p].num_root),
+                      np.zeros(tree.players[p].num_sequences))
            for p in range(2)]
   total = 0.0
   t = tree.terminals

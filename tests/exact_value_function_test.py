@@ -10,6 +10,7 @@ import numpy as np
 import pyspiel
 import pytest
 
+from open_spiel_sog.algorithms.sog import exact_values
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.public_state import PublicStateObserver
 
@@ -137,7 +138,7 @@ def test_exact_values_are_a_profile_within_the_tolerance(leduc):
   queried repeatedly with changing ranges as a search does (warm starts):
   the values are the counterfactual values of the returned profile, and that
   profile's exploitability in the leaf subgame is within the tolerance."""
-  value_fn = value_functions.ExactValueFunction(leduc)
+  value_fn = exact_values.ExactValueFunction(leduc)
   tolerance = value_fn.absolute_tolerance
   assert tolerance == pytest.approx(1e-3 * 26)  # Leduc's utilities: +-13
   rng = np.random.default_rng(7)
@@ -182,10 +183,10 @@ def test_a_batch_of_leaves_is_solved_as_each_alone(leduc):
   queries = [value_functions.Query(
       ps, tuple(rng.uniform(0.0, 1.0, ps.num_infostates(p)) for p in range(2)))
              for ps in picked]
-  batch = value_functions.ExactValueFunction(leduc).solve(queries,
-                                                          profiles=True)
+  batch = exact_values.ExactValueFunction(leduc).solve(queries,
+                                                       profiles=True)
   for query, solution in zip(queries, batch):
-    (alone,) = value_functions.ExactValueFunction(leduc).solve(
+    (alone,) = exact_values.ExactValueFunction(leduc).solve(
         [query], profiles=True)
     assert solution.iterations == alone.iterations
     for p in range(2):
@@ -205,7 +206,7 @@ def test_a_tighter_tolerance_gives_a_less_exploitable_profile(leduc):
   query = value_functions.Query(ps, (ranges[0], ranges[1]))
   results = []
   for tolerance in (1e-2, 1e-3, 1e-4):
-    value_fn = value_functions.ExactValueFunction(leduc, tolerance=tolerance)
+    value_fn = exact_values.ExactValueFunction(leduc, tolerance=tolerance)
     (solution,) = value_fn.solve([query], profiles=True)
     _, exploitability = _judge(ps, ranges, solution.profile)
     assert exploitability <= tolerance * 26
@@ -217,8 +218,8 @@ def test_a_tighter_tolerance_gives_a_less_exploitable_profile(leduc):
 def test_the_iteration_cap_is_reported(leduc):
   ps = _round_two_leaves(leduc)[0]
   ranges = [np.ones(ps.num_infostates(p)) for p in range(2)]
-  value_fn = value_functions.ExactValueFunction(leduc, tolerance=1e-9,
-                                                max_iterations=5)
+  value_fn = exact_values.ExactValueFunction(leduc, tolerance=1e-9,
+                                             max_iterations=5)
   with pytest.warns(RuntimeWarning, match="max_iterations=5"):
     value_fn.evaluate([value_functions.Query(ps, (ranges[0], ranges[1]))])
   assert value_fn.stats == {"queries": 1, "iterations": 5, "capped": 1}
@@ -229,7 +230,7 @@ def test_kuhn_values_match_openspiel_game_value():
   the game value -1/18 (OpenSpiel's known answer) within the tolerance."""
   game = pyspiel.load_game("kuhn_poker")
   root = PublicStateObserver(game).root()
-  value_fn = value_functions.ExactValueFunction(game, tolerance=1e-5)
+  value_fn = exact_values.ExactValueFunction(game, tolerance=1e-5)
   ranges = (np.ones(root.num_infostates(0)), np.ones(root.num_infostates(1)))
   (evaluation,) = value_fn.evaluate([value_functions.Query(root, ranges)])
   # The root is the deal: one infostate per player, chance reach 1.
@@ -241,4 +242,4 @@ def test_kuhn_values_match_openspiel_game_value():
                                  {"max_iterations": 0}])
 def test_bad_settings_are_refused(leduc, bad):
   with pytest.raises(ValueError, match="exact value function"):
-    value_functions.ExactValueFunction(leduc, **bad)
+    exact_values.ExactValueFunction(leduc, **bad)

@@ -11,7 +11,7 @@ from open_spiel.python.bots import uniform_random
 
 import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
 from open_spiel_sog.algorithms.sog import gt_cfr
-from open_spiel_sog.algorithms.sog import value_functions
+from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.algorithms.cfr import PublicTreeCFR
 from open_spiel_sog.public_state import observer as observer_lib
 from open_spiel_sog.public_state import (ObserverConfig,
@@ -347,8 +347,8 @@ def test_simulation_ends_count_where_samples_dropped_children():
     ps, _ = observer.public_state_of(state)
     assert ps.sampled == bool(bound)
     search = gt_cfr.GTCFR(
-        ps, value_functions.RolloutValueFunction(game, num_rollouts=1,
-                                                 seed=3),
+        ps, rollout_values.RolloutValueFunction(game, num_rollouts=1,
+                                                seed=3),
         gt_cfr.GTCFRConfig(simulations=200, record_queries=False),
         rng=np.random.default_rng(5))
     search.run()

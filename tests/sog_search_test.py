@@ -15,8 +15,10 @@ from open_spiel.python.algorithms import expected_game_score
 import open_spiel_sog  # pylint: disable=unused-import
 from open_spiel_sog import _native
 from open_spiel_sog import sog_exploitability
+from open_spiel_sog.algorithms.sog import exact_values
 from open_spiel_sog.algorithms.sog import gt_cfr
 from open_spiel_sog.algorithms.sog import resolving
+from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.algorithms.cfr import PublicTreeCFR
 from open_spiel_sog.evaluation.exploitability import tabular_policy
@@ -66,8 +68,8 @@ def test_exact_value_function_matches_openspiel_policy_value():
   eq = solver.average_policy()
   observer = PublicStateObserver(game)
   decision = _first_decision(observer)
-  vf = value_functions.ExactValueFunction(game, tolerance=1e-5,
-                                          warm_start=False)
+  vf = exact_values.ExactValueFunction(game, tolerance=1e-5,
+                                       warm_start=False)
   total = 0.0
   for child in decision.children():
     r0 = np.zeros(child.num_infostates(0))
@@ -93,7 +95,7 @@ def test_rollout_value_function_is_zero_sum_and_cached():
   game = pyspiel.load_game("leduc_poker")
   observer = PublicStateObserver(game)
   ps = _first_decision(observer)
-  vf = value_functions.RolloutValueFunction(game, num_rollouts=4, seed=1)
+  vf = rollout_values.RolloutValueFunction(game, num_rollouts=4, seed=1)
   ranges = (np.linspace(0.1, 1, 6), np.ones(6))
   (a,) = vf.evaluate([value_functions.Query(ps, ranges)])
   (b,) = vf.evaluate([value_functions.Query(ps, ranges)])
@@ -114,7 +116,7 @@ def test_time_limited_rollouts_share_the_time_among_pending_leaves(
   game = pyspiel.load_game("leduc_poker")
   ps = _first_decision(PublicStateObserver(game))
   assert len(ps.histories) == 30
-  vf = value_functions.RolloutValueFunction(game, num_rollouts=8)
+  vf = rollout_values.RolloutValueFunction(game, num_rollouts=8)
   vf.seconds_per_rollout = 1.0
   vf.deadline = time.monotonic() + 1000.0  # 0.1 * 1000 s: 99 rollouts
   played = []
@@ -132,7 +134,7 @@ def test_rollouts_that_do_not_fit_whole_are_cut_short_and_not_cached():
   and the seconds per whole rollout are not lowered by it."""
   game = pyspiel.load_game("breakthrough")  # no game ends within 10 actions
   root = PublicStateObserver(game).root()
-  vf = value_functions.RolloutValueFunction(game, num_rollouts=8)
+  vf = rollout_values.RolloutValueFunction(game, num_rollouts=8)
   vf.seconds_per_rollout, vf.seconds_per_move = 1.0, 0.01
   vf.deadline = time.monotonic() + 1001.0
   # 0.1 * 1001 s among 1000 leaves: 0.1 s each, no whole rollout, 10 moves.
@@ -145,8 +147,8 @@ def test_rollouts_that_do_not_fit_whole_are_cut_short_and_not_cached():
   vf.deadline = None
   rng_state = vf._rollout_rng  # pylint: disable=protected-access
   _, _, weight, _ = vf.fixed_history_values(root, 1000)
-  whole, _, _ = value_functions.python_random_rollouts(root.histories[0], 8,
-                                                       rng_state)
+  whole, _, _ = rollout_values.python_random_rollouts(root.histories[0], 8,
+                                                      rng_state)
   assert weight.tolist() == [whole]
   assert root.id in vf._cache  # pylint: disable=protected-access
   assert vf._timed[3] == 10  # untimed without a deadline  # pylint: disable=protected-access
@@ -163,8 +165,8 @@ def test_rollout_packed_values_are_the_per_query_ones():
   ranges = tuple(np.concatenate([rng.random(ps.num_infostates(p))
                                  for ps in public_states]) for p in range(2))
   packed = value_functions.PackedQueries(public_states, ranges, key="leaves")
-  batched = value_functions.RolloutValueFunction(game, num_rollouts=2, seed=3)
-  single = value_functions.RolloutValueFunction(game, num_rollouts=2, seed=3)
+  batched = rollout_values.RolloutValueFunction(game, num_rollouts=2, seed=3)
+  single = rollout_values.RolloutValueFunction(game, num_rollouts=2, seed=3)
   values, policies = batched.evaluate_packed(packed)
   evaluations = single.evaluate(packed.queries())
   for p in range(2):
@@ -197,8 +199,8 @@ def test_rollout_leaves_folded_into_sums_search_the_same(game_string, top_k):
     while root.is_chance_node():
       root = root.children()[0]
     search = gt_cfr.GTCFR(
-        root, value_functions.RolloutValueFunction(game, num_rollouts=2,
-                                                   seed=3),
+        root, rollout_values.RolloutValueFunction(game, num_rollouts=2,
+                                                  seed=3),
         gt_cfr.GTCFRConfig(simulations=80, top_k=top_k,
                            record_queries=record),
         rng=np.random.default_rng(5))
@@ -232,24 +234,24 @@ def test_native_rollouts_play_the_python_games(game_string):
   rng = 12345
   for _ in range(3):
     native = shim.random_rollouts(state, 4, rng)
-    python = value_functions.python_random_rollouts(state, 4, rng)
+    python = rollout_values.python_random_rollouts(state, 4, rng)
     assert native == python
     rng = native[1]
   # Stopped after 3 actions, every game scores the truncated value (none of
   # these ends that soon from the root), and both count 3 actions a game.
-  draw = value_functions.draw_value(game)
+  draw = rollout_values.draw_value(game)
   assert draw == 0.0
   for max_moves, truncated in ((3, 0.25), (3, draw)):
     native = shim.random_rollouts(state, 4, rng, max_moves, truncated)
-    python = value_functions.python_random_rollouts(state, 4, rng, max_moves,
-                                                    truncated)
+    python = rollout_values.python_random_rollouts(state, 4, rng, max_moves,
+                                                   truncated)
     assert native == python
     assert native[0] == truncated and native[2] == 4 * max_moves
   # Uniform random play from Leduc's root is worth OpenSpiel's value of the
   # uniform policy (sampling error of 4,000 games: about 0.04).
   game = pyspiel.load_game("leduc_poker")
-  mean, _, _ = value_functions.random_rollouts(game.new_initial_state(), 4000,
-                                               7)
+  mean, _, _ = rollout_values.random_rollouts(game.new_initial_state(), 4000,
+                                              7)
   uniform = os_policy.UniformRandomPolicy(game)
   value = expected_game_score.policy_value(game.new_initial_state(),
                                            [uniform, uniform])[0]
@@ -273,7 +275,7 @@ def test_gtcfr_on_the_whole_tree_reaches_the_game_value():
   game = pyspiel.load_game("kuhn_poker")
   observer = PublicStateObserver(game)
   root = observer.root()
-  vf = value_functions.RolloutValueFunction(game)
+  vf = rollout_values.RolloutValueFunction(game)
   search = gt_cfr.GTCFR(root, vf, gt_cfr.GTCFRConfig(simulations=0))
   while search.tree.leaves():
     for i in list(search.tree.leaves()):
@@ -289,7 +291,7 @@ def test_gtcfr_grows_records_queries_and_counts_updates():
   observer = PublicStateObserver(game)
   root = observer.root()
   ps = _first_decision(observer)
-  vf = value_functions.ExactValueFunction(game)
+  vf = exact_values.ExactValueFunction(game)
   config = gt_cfr.GTCFRConfig(simulations=6, expansions_per_update=0.5)
   search = gt_cfr.GTCFR(root, vf, config, branch=_branch(root, ps),
                         rng=np.random.default_rng(0))
@@ -319,7 +321,7 @@ def _leduc_search(walks_per_simulation):
   game = pyspiel.load_game("leduc_poker")
   observer = PublicStateObserver(game)
   search = gt_cfr.GTCFR(
-      observer.root(), value_functions.RolloutValueFunction(game, seed=1),
+      observer.root(), rollout_values.RolloutValueFunction(game, seed=1),
       gt_cfr.GTCFRConfig(simulations=100, record_queries=False,
                          walks_per_simulation=walks_per_simulation),
       rng=np.random.default_rng(0))
@@ -354,7 +356,7 @@ def test_simulations_stop_when_the_tree_is_complete():
   observer = PublicStateObserver(game)
   root = observer.root()
   search = gt_cfr.GTCFR(
-      root, value_functions.RolloutValueFunction(game, seed=1),
+      root, rollout_values.RolloutValueFunction(game, seed=1),
       gt_cfr.GTCFRConfig(simulations=300, record_queries=False),
       rng=np.random.default_rng(0))
   result = search.run()
@@ -379,7 +381,7 @@ def test_top_1_expansion_finds_the_winning_move_in_tic_tac_toe():
     state.apply_action(a)
   observer = PublicStateObserver(game)
   ps, _ = observer.public_state_of(state)
-  vf = value_functions.ExactValueFunction(game)
+  vf = exact_values.ExactValueFunction(game)
   config = gt_cfr.GTCFRConfig(simulations=30, top_k=1)
   result = gt_cfr.search(ps, vf, config, rng=np.random.default_rng(0))
   (dist,) = result.policy(ps)
@@ -424,7 +426,7 @@ def _resolve_after_check(alpha, previous_range):
   summaries = {check.id: gt_cfr.Summary(
       ranges=(np.asarray(previous_range, dtype=float), own_range),
       values=(stored, np.zeros(check.num_infostates(1))))}
-  vf = value_functions.ExactValueFunction(game, tolerance=1e-5)
+  vf = exact_values.ExactValueFunction(game, tolerance=1e-5)
   resolver = resolving.Resolver(
       observer, 1, vf,
       resolving.ResolveConfig(search=gt_cfr.GTCFRConfig(simulations=100),
@@ -698,7 +700,7 @@ def test_recorded_queries_hold_the_reach_of_the_current_policies():
   rng = np.random.default_rng(5)
   root_ranges = [rng.uniform(0.1, 1.0, root.num_infostates(p))
                  for p in range(2)]
-  vf = value_functions.RolloutValueFunction(game, num_rollouts=2, seed=1)
+  vf = rollout_values.RolloutValueFunction(game, num_rollouts=2, seed=1)
   search = gt_cfr.GTCFR(root, vf, gt_cfr.GTCFRConfig(),
                         ranges=root_ranges, rng=np.random.default_rng(0))
   assert search.config.alternating

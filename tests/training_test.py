@@ -28,6 +28,7 @@ import pytest
 
 import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
 from open_spiel_sog.algorithms.sog import cvpn
+from open_spiel_sog.algorithms.sog import exact_values
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.algorithms.training import EvalConfig
 from open_spiel_sog.algorithms.training import TrainConfig
@@ -135,7 +136,7 @@ def test_exact_values_agree_with_openspiel_kuhn_equilibrium():
   values match a best response to OpenSpiel's equilibrium."""
   game, _, ps = _kuhn_queries()
   ranges = (np.ones(3), np.ones(3))
-  exact = value_functions.ExactValueFunction(
+  exact = exact_values.ExactValueFunction(
       game, tolerance=1e-5, warm_start=False).evaluate(
           [value_functions.Query(ps, ranges)])[0]
   assert float(np.sum(exact.values[0])) == pytest.approx(KUHN_GAME_VALUE,
@@ -153,7 +154,7 @@ def test_exact_values_agree_with_openspiel_kuhn_equilibrium():
 def _compare(net, game, ps):
   ranges = (np.ones(ps.num_infostates(0)), np.ones(ps.num_infostates(1)))
   query = value_functions.Query(ps, ranges)
-  exact = value_functions.ExactValueFunction(
+  exact = exact_values.ExactValueFunction(
       game, tolerance=1e-5, warm_start=False).evaluate([query])[0]
   (predicted,) = net.evaluate_batch([query])
   return (_expected_values(ps, ranges, exact.values),
@@ -214,7 +215,7 @@ def test_exact_query_solvers_give_exact_targets_and_learn_kuhn(tmp_path):
   assert recursive == [] and len(batch) == 1 and worker.stats.solves == 1
   expected = worker.encoder.encode(
       [value_functions.Query(first, tuple(np.ones(3) for _ in range(2)))],
-      values=[value_functions.ExactValueFunction(
+      values=[exact_values.ExactValueFunction(
           game, tolerance=1e-6, warm_start=False).evaluate(
               [value_functions.Query(first, (np.ones(3), np.ones(3)))]
           )[0].values])

@@ -5,7 +5,7 @@
     bot = pyspiel.load_bot("dls(strategies=bias,k=4)", game, player)
 
 Nested depth-limited solving (Brown, Sandholm and Amos 2018, section 5;
-`algorithms/depth_limited.py`): the first subgame is the game's root down to
+`algorithms/dls`): the first subgame is the game's root down to
 the frontier, solved against the opponent's k continuation strategies; each
 later decision re-solves from the public state where play left the previous
 subgame's trunk (the current one while it stays inside), with the safe

@@ -7,9 +7,9 @@
                            game, player)
     bot = oos.OOSBot(game, player, {"simulations": 1000})
 
-The bot keeps one `OOSSolver` (`open_spiel_sog/algorithms/oos.py`) for the
-whole game: at each of its decisions it runs `simulations` iterations from the
-game's root, targeted (with probability delta per sample) to its current
+The bot keeps one `OOSSolver` (`open_spiel_sog/algorithms/oos/solver.py`) for
+the whole game: at each of its decisions it runs `simulations` iterations from
+the game's root, targeted (with probability delta per sample) to its current
 information set or public state, and then plays an action sampled from the
 solver's average strategy at its information set (uniform if the search never
 reached it). The search tree and its regrets carry over from one decision to

@@ -36,9 +36,12 @@ from typing import Any, Mapping
 import numpy as np
 import pyspiel
 
+from open_spiel_sog.algorithms.sog import exact_values
 from open_spiel_sog.algorithms.sog import gt_cfr
 from open_spiel_sog.algorithms.sog import resolving
+from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.algorithms.sog import value_functions
+from open_spiel_sog.algorithms.sog import VALUE_FUNCTIONS
 from open_spiel_sog.bots import common
 from open_spiel_sog.public_state import INFOSTATE_SOURCES
 from open_spiel_sog.public_state import InfostateSplit
@@ -169,7 +172,7 @@ class SoGConfig:
     if self.top_k < -1:
       raise ValueError(f"sog: top_k must be -1 (auto), 0 (all) or positive, "
                        f"got {self.top_k}")
-    supported = ("auto", "cvpn") + value_functions.VALUE_FUNCTIONS
+    supported = ("auto", "cvpn") + VALUE_FUNCTIONS
     if self.value_function not in supported:
       raise ValueError(
           f"sog: unknown value_function {self.value_function!r}; supported: "
@@ -238,10 +241,10 @@ def make_value_function(config: SoGConfig, game: pyspiel.Game
           f"networks ship for: {shipped}")
     return cvpn.CVPNValueFunction.from_checkpoint(path, game)
   if name == "exact":
-    return value_functions.ExactValueFunction(
+    return exact_values.ExactValueFunction(
         game, tolerance=config.exact_tolerance,
         max_iterations=config.exact_max_iterations)
-  return value_functions.RolloutValueFunction(
+  return rollout_values.RolloutValueFunction(
       game, num_rollouts=config.rollouts, seed=config.seed)
 
 
@@ -300,7 +303,7 @@ class SoGBot(pyspiel.Bot):
     # where building them is slow, except for value functions that need
     # them exact (a network's slots).
     self.observer.shrink_within_bound = isinstance(
-        self.value_fn, value_functions.RolloutValueFunction)
+        self.value_fn, rollout_values.RolloutValueFunction)
     self._rollouts_cut = False
     self.resolver = resolving.Resolver(
         self.observer, self._player, self.value_fn,
@@ -362,13 +365,13 @@ class SoGBot(pyspiel.Bot):
     printed the first time rollouts are cut."""
     vf = self.value_fn
     if (not self.config.time_limit or
-        not isinstance(vf, value_functions.RolloutValueFunction)):
+        not isinstance(vf, rollout_values.RolloutValueFunction)):
       return
     history = ps.histories[0]
     if vf.seconds_per_rollout is None:
       start = time.perf_counter()
-      _, _, moves = value_functions.random_rollouts(history, 3,
-                                                    self.config.seed)
+      _, _, moves = rollout_values.random_rollouts(history, 3,
+                                                   self.config.seed)
       vf.record_time(time.perf_counter() - start, 3, moves)
     vf.deadline = deadline
     limit = self.config.time_limit

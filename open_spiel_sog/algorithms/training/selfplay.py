@@ -37,7 +37,7 @@ from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.sog import gt_cfr
 from open_spiel_sog.algorithms.sog import resolving
 from open_spiel_sog.algorithms.training.config import TrainConfig
-from open_spiel_sog.algorithms.sog.value_functions import ExactValueFunction
+from open_spiel_sog.algorithms.sog import ExactValueFunction
 from open_spiel_sog.algorithms.sog.value_functions import Query
 from open_spiel_sog.public_state import PublicState
 from open_spiel_sog.public_state import PublicStateObserver

@@ -1,73 +1,43 @@
-"""Depth-limited solving with multi-valued states (DESIGN.md section 12).
+"""The depth-limited solver (DESIGN.md section 12): the augmented game's CFR+
+over the trunk, with the opponent's choice of continuation at the frontier
+and, past the game's root, the re-solving gadget; the solver that builds the
+continuation set and solves; and the values of a solved profile.
 
-Brown, Sandholm and Amos, "Depth-Limited Solving for Imperfect-Information
-Games" (NeurIPS 2018). A searcher solves the public tree from a root down to
-a frontier (the *trunk*) against an opponent who, at each frontier public
-state and per opponent infostate there, chooses one of k continuation
-strategies for the rest of the game; below the frontier the searcher plays a
-fixed blueprint. The opponent's choice makes the searcher robust to the
-opponent adapting below the depth limit (Proposition 1: with every pure
-continuation the trunk strategy is the one of a full solve with the searcher
-frozen to the blueprint below the frontier).
-
-* Leaf values. For frontier public state F, continuation j and each pair of
-  infostates (a of the searcher, b of the opponent) at F: W_F[a, b, j], the
-  sum over F's histories in (a, b) of chance reach times the searcher's
-  expected utility with the searcher on the blueprint and the opponent on
-  strategy j below F (later chance included). They come from F's subtree
-  compiled as a `PublicTree`: one reach pass per player (root ranges one)
-  and the terminal payoff matrix summed onto root infostate pairs.
-* The augmented game. Exactly the trunk's CFR+ (`SequenceCFR`: the same
-  reach and value passes), plus one regret-matching+ table of shape
-  [opponent infostates at the frontier, k] for the opponent's choice, whose
-  counterfactual values are the leaf values weighted by the searcher's
-  reach. The choice is per opponent infostate, never per history.
-* Strategy sets. "bias": the blueprint, then the blueprint with one action
-  (class) scaled by `bias_factor` and renormalised, one per class.
-  "self_generative": the blueprint, then repeatedly OpenSpiel's best response
-  of the opponent to the searcher's current composite strategy (its trunk
-  solution, the blueprint elsewhere), re-solving after each addition.
-* Frontiers. "depth": the public states `depth` public transitions below the
-  root (chance steps included). "round": the chance public states below the
-  root that follow a decision (a new betting round, e.g. Leduc's public
-  card); a game with none is solved to its end.
-* Re-solving. A subgame rooted past the game's root takes the searcher's
-  range there and, for the opponent, the safe re-solving gadget (Burch,
-  Johanson and Bowling; DESIGN.md section 6 with alpha = 1): per opponent
-  root infostate, terminate with a stored counterfactual value or follow
-  into the subgame, chosen by regret matching+.
-
-`depth_limited_exploitability` scores the composite of both seats' trunk
-strategies (blueprint below the frontier) with OpenSpiel's exploitability.
+See the package docstring (`open_spiel_sog.algorithms.dls`) for the method.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pyspiel
 from open_spiel.python import policy as os_policy
 
 from open_spiel_sog.algorithms.cfr import CFRConfig
-from open_spiel_sog.algorithms.cfr import PublicTreeCFR
 from open_spiel_sog.algorithms.cfr import regret_matching
 from open_spiel_sog.algorithms.cfr import reach_pass
 from open_spiel_sog.algorithms.cfr import rows_dict
 from open_spiel_sog.algorithms.cfr import SequenceCFR
 from open_spiel_sog.algorithms.cfr import value_pass
+from open_spiel_sog.algorithms.dls.policies import BiasedPolicy
+from open_spiel_sog.algorithms.dls.policies import DictPolicy
+from open_spiel_sog.algorithms.dls.policies import PolicyFn
+from open_spiel_sog.algorithms.dls.policies import policy_dict
+from open_spiel_sog.algorithms.dls.policies import _as_fn
+from open_spiel_sog.algorithms.dls.policies import _FnPolicy
+from open_spiel_sog.algorithms.dls.trunk import FRONTIERS
+from open_spiel_sog.algorithms.dls.trunk import trunk_public_states
+from open_spiel_sog.algorithms.dls.trunk import _descends
+from open_spiel_sog.algorithms.dls.trunk import _Frontier
+from open_spiel_sog.algorithms.dls.trunk import _Leaves
+from open_spiel_sog.algorithms.dls.trunk import _leaves
 from open_spiel_sog.public_state import PublicState
 from open_spiel_sog.public_state import PublicStateObserver
-from open_spiel_sog.public_state import PlayerArrays
 from open_spiel_sog.public_state import PublicTree
 
-FRONTIERS = ("round", "depth")
 STRATEGY_SETS = ("bias", "self_generative")
-
-# A policy as OpenSpiel's `Policy.action_probabilities` returns it.
-PolicyFn = Callable[[pyspiel.State, int], dict]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,251 +79,6 @@ class DLSConfig:
       raise ValueError(f"bias_factor must be > 0, got {self.bias_factor}")
     if self.iterations < 1:
       raise ValueError(f"iterations must be >= 1, got {self.iterations}")
-
-
-def compute_blueprint(game: pyspiel.Game, iterations: int,
-                      config: CFRConfig | None = None
-                      ) -> os_policy.TabularPolicy:
-  """`PublicTreeCFR(game).run(iterations).average_policy()`."""
-  if iterations < 1:
-    raise ValueError(f"blueprint iterations must be >= 1, got {iterations}")
-  solver = PublicTreeCFR(game, config=config)
-  solver.run(iterations)
-  return solver.average_policy()
-
-
-# --- Policies ----------------------------------------------------------------
-
-
-class DictPolicy(os_policy.Policy):
-  """An OpenSpiel policy from {information_state_string: [(action, p)]} (or
-  {information_state_string: action} for a pure one); infostates it lacks
-  get `default` (another policy) or raise."""
-
-  def __init__(self, game: pyspiel.Game, table: dict,
-               default: os_policy.Policy | None = None):
-    super().__init__(game, list(range(game.num_players())))
-    self.table = table
-    self.default = default
-
-  def action_probabilities(self, state, player_id=None):
-    player = state.current_player() if player_id is None else player_id
-    key = state.information_state_string(player)
-    entry = self.table.get(key)
-    if entry is None:
-      if self.default is None:
-        raise KeyError(f"policy has no entry for infostate {key!r}")
-      return self.default.action_probabilities(state, player)
-    if isinstance(entry, (int, np.integer)):
-      return {int(entry): 1.0}
-    return {int(a): float(p) for a, p in entry}
-
-
-class BiasedPolicy(os_policy.Policy):
-  """`base` with the probability of `actions` (one action class) scaled by
-  `factor` and renormalised (the bias approach's continuation strategy)."""
-
-  def __init__(self, base: os_policy.Policy, actions: Sequence[int],
-               factor: float):
-    super().__init__(base.game, base.player_ids)
-    self.base = base
-    self.actions = frozenset(int(a) for a in actions)
-    self.factor = float(factor)
-
-  def action_probabilities(self, state, player_id=None):
-    probs = self.base.action_probabilities(state, player_id)
-    scaled = {a: p * (self.factor if a in self.actions else 1.0)
-              for a, p in probs.items()}
-    total = sum(scaled.values())
-    if not total > 0:
-      return probs
-    return {a: p / total for a, p in scaled.items()}
-
-
-def policy_dict(policy: os_policy.Policy, game: pyspiel.Game
-                ) -> dict[str, list[tuple[int, float]]]:
-  """{information_state_string: [(action, probability)]} of `policy` at
-  every decision of the game (a TabularPolicy's table is read directly)."""
-  if isinstance(policy, os_policy.TabularPolicy):
-    out = {}
-    for key, index in policy.state_lookup.items():
-      probs = policy.action_probability_array[index]
-      legal = np.flatnonzero(policy.legal_actions_mask[index])
-      out[key] = [(int(a), float(probs[a])) for a in legal]
-    return out
-  tabular = os_policy.TabularPolicy(game)
-  out = {}
-  for key, index in tabular.state_lookup.items():
-    state = tabular.states[index]
-    probs = policy.action_probabilities(state, state.current_player())
-    out[key] = [(int(a), float(probs.get(a, 0.0)))
-                for a in state.legal_actions()]
-  return out
-
-
-def _row_policy(tree: PublicTree, player: int, policy: PolicyFn | None
-                ) -> np.ndarray:
-  """[rows, A] `policy` at each of `player`'s rows of `tree` (read at one
-  history of the row's infostate); uniform where `policy` is None."""
-  arrays = tree.players[player]
-  legal = arrays.legal_mask
-  uniform = np.where(legal, 1.0 / np.maximum(legal.sum(1, keepdims=True), 1),
-                     0.0)
-  if policy is None or arrays.num_rows == 0:
-    return uniform
-  by_id = {ps.id: ps for ps in tree.public_states}
-  out = np.zeros_like(uniform)
-  for r in range(arrays.num_rows):
-    ps = by_id[int(arrays.row_public_state[r])]
-    h = int(np.argmax(ps.history_infostate[player] ==
-                      arrays.row_infostate[r]))
-    probs = policy(ps.histories[h], player)
-    for k, a in enumerate(arrays.row_actions[r]):
-      if a >= 0:
-        out[r, k] = probs.get(int(a), 0.0)
-  total = out.sum(axis=1, keepdims=True)
-  if np.any(total <= 0):
-    bad = arrays.row_infostate_string[int(np.flatnonzero(total <= 0)[0])]
-    raise ValueError(f"policy gives no probability to a legal action at "
-                     f"infostate {bad!r}")
-  return out / total
-
-
-def _as_fn(policy: os_policy.Policy | PolicyFn) -> PolicyFn:
-  if isinstance(policy, os_policy.Policy):
-    return policy.action_probabilities
-  return policy
-
-
-def _root_ancestors(arrays: PlayerArrays) -> np.ndarray:
-  """[S] the root sequence (root infostate) above each sequence."""
-  anc = np.zeros(arrays.num_sequences, dtype=np.int64)
-  anc[:arrays.num_root] = np.arange(arrays.num_root)
-  rows = anc[arrays.num_root:].reshape(arrays.num_rows, arrays.max_actions)
-  bounds = arrays.level_bounds
-  for l in range(arrays.num_levels):
-    lo, hi = bounds[l], bounds[l + 1]
-    rows[lo:hi] = anc[arrays.row_parent_seq[lo:hi], None]
-  return anc
-
-
-# --- Trunks and leaves -------------------------------------------------------
-
-
-def trunk_public_states(root: PublicState, frontier: str, depth: int
-                        ) -> list[PublicState]:
-  """The public states from `root` down to the frontier, breadth first
-  (frontier states included, unexpanded)."""
-  if frontier not in FRONTIERS:
-    raise ValueError(f"unknown frontier {frontier!r}; supported: "
-                     f"{', '.join(map(repr, FRONTIERS))}")
-  out, queue = [], [root]
-  while queue:
-    ps = queue.pop(0)
-    out.append(ps)
-    if ps.is_terminal():
-      continue
-    if ps is not root and _at_frontier(ps, root, frontier, depth):
-      continue
-    queue.extend(ps.children())
-  return out
-
-
-def _at_frontier(ps: PublicState, root: PublicState, frontier: str,
-                 depth: int) -> bool:
-  if frontier == "depth":
-    return ps.depth - root.depth >= depth
-  return ps.is_chance_node() and ps.after_a_decision()
-
-
-class _Frontier:
-  """One frontier public state's subtree: leaf values per continuation."""
-
-  def __init__(self, ps: PublicState, searcher: int,
-               blueprint: PolicyFn):
-    self.ps = ps
-    self.searcher = searcher
-    tree = PublicTree.from_subtree(ps)
-    if tree.frontier:
-      raise ValueError(f"the subtree below {ps.describe()} is too large to "
-                       "enumerate for its leaf values")
-    self.tree = tree
-    s, o = searcher, 1 - searcher
-    t = tree.terminals
-    seqs = (t.seq0, t.seq1)
-    self._seq_o = seqs[o]
-    reach_s = reach_pass(tree.players[s], _row_policy(tree, s, blueprint),
-                         np.ones(tree.players[s].num_root),
-                         np.zeros(tree.players[s].num_sequences))
-    sign = 1.0 if s == 0 else -1.0
-    self._weight = sign * t.weight * reach_s[seqs[s]]
-    self.shape = (ps.num_infostates(s), ps.num_infostates(o))
-    self._pair = (_root_ancestors(tree.players[s])[seqs[s]] * self.shape[1] +
-                  _root_ancestors(tree.players[o])[seqs[o]])
-
-  def values(self, strategy: PolicyFn) -> np.ndarray:
-    """[n_searcher, n_opponent] W_F[a, b] for one opponent continuation."""
-    o = 1 - self.searcher
-    arrays = self.tree.players[o]
-    reach_o = reach_pass(arrays, _row_policy(self.tree, o, strategy),
-                         np.ones(arrays.num_root),
-                         np.zeros(arrays.num_sequences))
-    w = np.bincount(self._pair, weights=self._weight * reach_o[self._seq_o],
-                    minlength=self.shape[0] * self.shape[1])
-    return w.reshape(self.shape)
-
-
-@dataclasses.dataclass
-class _Leaves:
-  """The trunk's leaf pairs, grouped by the opponent's leaf infostate."""
-  row_seq: np.ndarray  # [L] the opponent's trunk sequence of leaf row l
-  pair_row: np.ndarray  # [P] leaf row of each pair (sorted)
-  pair_seq_s: np.ndarray  # [P] searcher's trunk sequence
-  pair_seq_o: np.ndarray  # [P] opponent's trunk sequence
-  values: np.ndarray  # [P, k] searcher's utility times chance reach
-  row_starts: np.ndarray  # rows that have pairs: start of each in pairs
-  rows_with_pairs: np.ndarray
-  row_public_state: np.ndarray  # [L] the leaf row's frontier public state
-  row_infostate: np.ndarray  # [L] the opponent's infostate index there
-
-  @property
-  def num_rows(self) -> int:
-    return len(self.row_seq)
-
-
-def _leaves(tree: PublicTree, searcher: int,
-            values: dict[int, np.ndarray]) -> _Leaves:
-  """The leaf arrays of `tree` from {frontier id: [n_s, n_o, k] values}."""
-  o = 1 - searcher
-  row_seq, row_ps, row_inf = [], [], []
-  pair_row, pair_s, pair_o, pair_w = [], [], [], []
-  k = next(iter(values.values())).shape[2] if values else 1
-  first = 0
-  for ps in tree.frontier:
-    w = values[ps.id]
-    seq_s = tree.entry_seqs(searcher, ps)
-    seq_o = tree.entry_seqs(o, ps)
-    row_seq.append(seq_o)
-    row_ps.append(np.full(len(seq_o), ps.id))
-    row_inf.append(np.arange(len(seq_o)))
-    b, a = np.nonzero(np.any(w != 0.0, axis=2).T)  # sorted by b
-    pair_row.append(first + b)
-    pair_s.append(seq_s[a])
-    pair_o.append(seq_o[b])
-    pair_w.append(w[a, b, :])
-    first += len(seq_o)
-  cat = lambda xs, dt: (np.concatenate(xs).astype(dt) if xs else
-                        np.zeros(0, dt))
-  rows = cat(pair_row, np.int64)
-  uniq, starts = np.unique(rows, return_index=True)
-  return _Leaves(row_seq=cat(row_seq, np.int64), pair_row=rows,
-                 pair_seq_s=cat(pair_s, np.int64),
-                 pair_seq_o=cat(pair_o, np.int64),
-                 values=(np.concatenate(pair_w) if pair_w else
-                         np.zeros((0, k))),
-                 row_starts=starts, rows_with_pairs=uniq,
-                 row_public_state=cat(row_ps, np.int64),
-                 row_infostate=cat(row_inf, np.int64))
 
 
 class _DepthLimitedCFR(SequenceCFR):
@@ -746,15 +471,6 @@ class DepthLimitedSolver:
     return DictPolicy(self.game, dict(br.get_best_response_actions()))
 
 
-def _descends(ps: PublicState, ancestor: PublicState) -> bool:
-  node = ps
-  while node is not None:
-    if node is ancestor:
-      return True
-    node = node.parent
-  return False
-
-
 def _profile_values(tree: PublicTree, leaves: _Leaves, searcher: int,
                     policies, leaf_policy: np.ndarray, ranges,
                     respond: bool = False
@@ -800,215 +516,3 @@ def _profile_values(tree: PublicTree, leaves: _Leaves, searcher: int,
     seq_values, _ = value_pass(arrays, policies[p], direct, best)
     out.append(seq_values[:arrays.num_root].copy())
   return out[0], out[1]
-
-
-class DepthLimitedResolver:
-  """Nested depth-limited solving for one player (the dls bot's engine).
-
-  The first subgame is `root_solver`'s (the game's root, its continuation
-  set built and solved). At each later decision at public state S, the
-  player re-solves from S_prev, the deepest public state on the way to S
-  that the previous solve's trunk holds with a positive own range (S itself
-  while play stays in that trunk, the frontier public state past it): its
-  range there is the previous solution's, and the opponent gets the
-  re-solving gadget with its counterfactual values there. The continuation
-  set stays the root's (whole-game policies).
-  """
-
-  def __init__(self, root_solver: DepthLimitedSolver):
-    if root_solver.solution is None:
-      raise ValueError("the root solver has not solved yet")
-    self.root_solver = root_solver
-    self.player = root_solver.searcher
-    self.solves = 0
-
-  def resolve(self, ps: PublicState,
-              previous: DepthLimitedSolver | None) -> DepthLimitedSolver:
-    """The solver whose solution plays at `ps` (a decision public state
-    of this player), given the one that played this player's previous
-    decision in this game (None at its first)."""
-    if not ps.is_player_node() or ps.current_player() != self.player:
-      raise ValueError(f"{ps.describe()} is not a decision of player "
-                       f"{self.player}")
-    if previous is None or not _descends(ps, previous.root):
-      previous = self.root_solver
-    start = previous.resolve_root(ps)
-    if start is previous.root:
-      return previous
-    ranges, values = previous.summary(start)
-    i, o = self.player, 1 - self.player
-    scale = ranges[i].sum()
-    new_ranges = [None, None]
-    new_ranges[i] = ranges[i] / scale
-    new_ranges[o] = np.ones(start.num_infostates(o))
-    root = self.root_solver
-    solver = DepthLimitedSolver(root.game, i, root.blueprint, root.config,
-                                root=start, ranges=new_ranges,
-                                gadget_values=values[o] / scale)
-    for strategy in root.strategies:
-      solver.add_strategy(strategy)
-    solver.solve()
-    self.solves += 1
-    return solver
-
-
-class _FnPolicy(os_policy.Policy):
-  """An OpenSpiel policy around an action_probabilities function."""
-
-  def __init__(self, game: pyspiel.Game, fn: PolicyFn):
-    super().__init__(game, list(range(game.num_players())))
-    self._fn = fn
-
-  def action_probabilities(self, state, player_id=None):
-    return self._fn(state, state.current_player() if player_id is None
-                    else player_id)
-
-
-# --- Whole-game evaluation -----------------------------------------------------
-
-
-def composite_policy(game: pyspiel.Game, blueprint: os_policy.Policy,
-                     solutions: Sequence[Solution]
-                     ) -> dict[str, list[tuple[int, float]]]:
-  """Each solution's searcher plays its trunk strategy, the blueprint
-  everywhere else: {information_state_string: [(action, p)]}."""
-  table = policy_dict(blueprint, game)
-  for solution in solutions:
-    table.update(solution.policy_dict())
-  return table
-
-
-def exploitability(game: pyspiel.Game,
-                   table: dict[str, list[tuple[int, float]]]) -> float:
-  """OpenSpiel's exploitability (NashConv / 2) of a policy table."""
-  return float(pyspiel.exploitability(game, table))
-
-
-def solve_both_seats(game: pyspiel.Game, blueprint: os_policy.Policy,
-                     config: DLSConfig) -> list[DepthLimitedSolver]:
-  """A depth-limited solver per seat from the game's root, each with its
-  continuation set built (`config.strategies`, `config.k`)."""
-  observer = PublicStateObserver(game)
-  solvers = []
-  for seat in range(2):
-    solver = DepthLimitedSolver(game, seat, blueprint, config,
-                                root=observer.root())
-    solver.build_strategies()
-    solvers.append(solver)
-  return solvers
-
-
-def depth_limited_exploitability(game: pyspiel.Game | str,
-                                 config: DLSConfig, *,
-                                 blueprint: os_policy.Policy | None = None,
-                                 blueprint_iterations: int = 1000) -> dict:
-  """Blueprint and composite exploitability (OpenSpiel's) of depth-limited
-  solving from the game's root, both seats (see `composite_policy`)."""
-  if isinstance(game, str):
-    game = pyspiel.load_game(game)
-  check_game(game)
-  if blueprint is None:
-    blueprint = compute_blueprint(game, blueprint_iterations, config.cfr)
-  solvers = solve_both_seats(game, blueprint, config)
-  table = composite_policy(game, blueprint,
-                           [s.solution for s in solvers])
-  return {
-      "game": str(game),
-      "blueprint_exploitability": exploitability(game,
-                                                 policy_dict(blueprint, game)),
-      "exploitability": exploitability(game, table),
-      "k": [s.k for s in solvers],
-      "values": [s.solution.value for s in solvers],
-      "frontier_public_states": [len(s.tree.frontier) for s in solvers],
-      "trunk_public_states": [len(s.tree) for s in solvers],
-  }
-
-
-def check_game(game: pyspiel.Game) -> None:
-  """ValueError unless depth-limited solving (as built here) can take
-  `game`: two players, zero-sum, sequential, with infostate strings."""
-  t = game.get_type()
-  problems = []
-  if game.num_players() != 2:
-    problems.append(f"{game.num_players()} players")
-  if t.utility not in (pyspiel.GameType.Utility.ZERO_SUM,
-                       pyspiel.GameType.Utility.CONSTANT_SUM):
-    problems.append(f"utility {t.utility.name}")
-  if t.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
-    problems.append("simultaneous moves (load its turn_based_simultaneous_"
-                    "game form)")
-  if not t.provides_information_state_string:
-    problems.append("no information_state_string")
-  if problems:
-    raise ValueError(
-        f"depth-limited solving needs a two-player zero-sum sequential game "
-        f"with information_state_string (its policies are OpenSpiel policy "
-        f"tables); {t.short_name} has {', '.join(problems)}")
-
-
-# --- The frozen-blueprint full solve (Proposition 1's reference) -------------
-
-
-class _FrozenCFR(SequenceCFR):
-  """CFR+ with some of one player's rows fixed to a given policy."""
-
-  def __init__(self, *args, frozen_player: int, frozen_rows: np.ndarray,
-               frozen_policy: np.ndarray, **kwargs):
-    self._frozen = (frozen_player, frozen_rows, frozen_policy)
-    super().__init__(*args, **kwargs)
-    self._new_policy(frozen_player)
-
-  def _current_policy(self, p: int) -> np.ndarray:
-    policy = super()._current_policy(p)
-    player, rows, fixed = self._frozen
-    if p == player:
-      policy[rows] = fixed[rows]
-    return policy
-
-
-def frozen_blueprint_solve(game: pyspiel.Game, searcher: int,
-                           blueprint: os_policy.Policy | PolicyFn,
-                           config: DLSConfig, iterations: int
-                           ) -> dict[str, list[tuple[int, float]]]:
-  """The searcher's trunk strategy from CFR+ over the whole game with the
-  searcher fixed to the blueprint at and below the frontier (the opponent
-  free everywhere): what depth-limited solving with every pure opponent
-  continuation reproduces (Proposition 1). Returns the searcher's
-  {information_state_string: [(action, p)]} at its trunk rows."""
-  observer = PublicStateObserver(game)
-  root = observer.root()
-  trunk = trunk_public_states(root, config.frontier, config.depth)
-  full = PublicTree.from_subtree(root)
-  inner = {ps.id for ps in trunk} - {
-      ps.id for ps in PublicTree(root, trunk).frontier}
-  arrays = full.players[searcher]
-  frozen = ~np.isin(arrays.row_public_state, list(inner))
-  fixed = _row_policy(full, searcher, _as_fn(blueprint))
-  t = full.terminals
-  cfr = _FrozenCFR(full.players, (t.seq0, t.seq1), t.weight,
-                   [np.ones(root.num_infostates(p)) for p in range(2)],
-                   config.cfr, frozen_player=searcher, frozen_rows=frozen,
-                   frozen_policy=fixed)
-  cfr.run(iterations)
-  return rows_dict(arrays, cfr.average_policy(searcher),
-                   np.flatnonzero(~frozen))
-
-
-def pure_strategies(game: pyspiel.Game, solver: DepthLimitedSolver
-                    ) -> list[DictPolicy]:
-  """Every pure strategy of the opponent over its infostates below the
-  solver's frontier (for small games: the count is a product of action
-  counts)."""
-  o = 1 - solver.searcher
-  infostates = {}
-  for f in solver.frontiers:
-    arrays = f.tree.players[o]
-    for row, key in enumerate(arrays.row_infostate_string):
-      n = int(arrays.legal_mask[row].sum())
-      infostates[key] = arrays.row_actions[row, :n].tolist()
-  keys = sorted(infostates)
-  count = int(np.prod([len(infostates[key]) for key in keys]))
-  if count > 4096:
-    raise ValueError(f"{count} pure continuation strategies; at most 4096")
-  return [DictPolicy(game, dict(zip(keys, choice)))
-          for choice in itertools.product(*(infostates[k] for k in keys))]

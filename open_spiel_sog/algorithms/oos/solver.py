@@ -87,6 +87,11 @@ only), and the importance weights use the exact path mixture q.
     solver.run(20000)                      # from the root, untargeted
     exploitability.exploitability(game, solver.average_policy())
     solver.run(1000, target_state=state)   # targeted to state's infostate
+
+This module stays one of some 650 lines (90 of them this description): the
+solver is one object whose targeting, sampling and updates share its
+infostate table, target trie and counters, and its config, counters and
+frozen policy are its inputs and outputs, used with it alone.
 """
 
 from __future__ import annotations

@@ -12,15 +12,16 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// The passes of one GT-CFR regret update (algorithms/gt_cfr.py) over one
-// player's sequence arrays, in C++. gt_cfr.py has each of them in numpy as
-// well (`_reach`, `_values`, `_entry_values`' propagation, the regret and
-// average update with regret matching), used without the shim; tests check
-// that both give the same numbers.
+// The passes of one GT-CFR regret update (algorithms/sog/updates.py) over one
+// player's sequence arrays, in C++. algorithms/cfr/growing_passes.py has
+// each of them in numpy as well (`reach`, `values`, `propagate_entry_values`,
+// the regret and average update with regret matching), used without the
+// shim; tests check that both give the same numbers.
 //
-// Layout (gt_cfr.py's _Side and _Compiled): a player's sequences are the
-// `num_root` root sequences, then `width` slots per row (decision infostate),
-// so row r's action k is sequence num_root + r * width + k. Each row has a
+// Layout (algorithms/cfr/growing.py's PlayerSequences and
+// CompiledSequences): a player's sequences are the `num_root` root
+// sequences, then `width` slots per row (decision infostate), so row r's
+// action k is sequence num_root + r * width + k. Each row has a
 // parent sequence (the player's last own action before it, or a root
 // sequence). Rows and entries are numbered in the order the tree grew, so a
 // row's parent sequence belongs to an earlier row and an entry's parent
@@ -78,8 +79,8 @@ inline void CheckRowOrder(const int64_t* parent_seq, int64_t rows,
   }
 }
 
-// gt_cfr._reach: the reach of every sequence under `policy` [rows', width]
-// (rows' >= rows), from `root_range` at the root sequences.
+// growing_passes.reach: the reach of every sequence under `policy`
+// [rows', width] (rows' >= rows), from `root_range` at the root sequences.
 inline Doubles Reach(const Int64s& r_parent_seq, const Doubles& policy,
                      const Doubles& root_range, int64_t width) {
   const int64_t rows = r_parent_seq.size();
@@ -101,8 +102,8 @@ inline Doubles Reach(const Int64s& r_parent_seq, const Doubles& policy,
   return out;
 }
 
-// gt_cfr._values: turns `direct` (each sequence's value from terminals and
-// leaves reached right after it) into sequence values, in place, and
+// growing_passes.values: turns `direct` (each sequence's value from terminals
+// and leaves reached right after it) into sequence values, in place, and
 // returns each row's value under `policy`.
 inline Doubles Values(const Int64s& r_parent_seq, const Doubles& policy,
                       Doubles direct, int64_t num_root, int64_t width) {
@@ -126,7 +127,7 @@ inline Doubles Values(const Int64s& r_parent_seq, const Doubles& policy,
   return out;
 }
 
-// The propagation of gt_cfr._entry_values: `values` [E] holds each entry's
+// growing_passes.propagate_entry_values: `values` [E] holds each entry's
 // value from its own leaves and terminals; in place, an entry with a row
 // (entry_row >= 0) takes the value of its actions under `policy`, and every
 // entry adds its value to its parent: to the slot of the action that led to
@@ -197,11 +198,11 @@ inline void MatchRow(const double* reg, const bool* act, double* pol,
   }
 }
 
-// The CFR+ step of gt_cfr.GTCFR._update for one player's first `rows` rows,
-// in place: the average policy gains weight * own reach * policy; regrets
-// gain (action value - row value) at active actions and are clipped at 0;
-// the policy becomes regret matching over the active actions (uniform over
-// them where no regret is positive).
+// The CFR+ step of RegretUpdates._update (sog/updates.py) for one player's
+// first `rows` rows, in place: the average policy gains weight * own reach *
+// policy; regrets gain (action value - row value) at active actions and are
+// clipped at 0; the policy becomes regret matching over the active actions
+// (uniform over them where no regret is positive).
 inline void RegretUpdate(Doubles regrets, Doubles avg, Doubles policy,
                          const Bools& active, const Doubles& seq_values,
                          const Doubles& row_values, const Doubles& own_reach,
@@ -234,7 +235,7 @@ inline void RegretUpdate(Doubles regrets, Doubles avg, Doubles policy,
   }
 }
 
-// gt_cfr._regret_matching on rows [begin, end), in place in `policy`: each
+// growing_passes.rematch_rows on rows [begin, end), in place in `policy`: each
 // row's positive regrets over its active actions, normalised, or uniform
 // over the active actions where none is positive (0 elsewhere).
 inline void RegretMatching(const Doubles& regrets, const Bools& active,
@@ -254,7 +255,7 @@ inline void RegretMatching(const Doubles& regrets, const Bools& active,
   }
 }
 
-// gt_cfr.GTCFR._select: samples an action slot of `row` (its first `k`
+// Growth.select (sog/growth.py): samples an action slot of `row` (its first `k`
 // slots) from 1/2 PUCT + 1/2 the CFR average policy, by inverting the
 // cumulative distribution at `u` in [0, 1) as numpy's Generator.choice does
 // (so the same uniform gives the same slot). PUCT scores each slot by its
@@ -372,7 +373,7 @@ inline Doubles ValuesAndRegretUpdate(const Int64s& r_parent_seq,
   return row_values;
 }
 
-// One player's whole CFR+ update of gt_cfr.GTCFR._update where every leaf
+// One player's whole CFR+ update of RegretUpdates._update where every leaf
 // value is a fixed sum over histories (terminals and folded rollout leaves),
 // in one call: both players' reaches under their current policies (`Reach`);
 // each entry's value, sign * weights[i] * opponent reach of opp_seqs[i]
@@ -384,7 +385,7 @@ inline Doubles ValuesAndRegretUpdate(const Int64s& r_parent_seq,
 // matching (`RegretUpdate`, own reach of each row's parent sequence, weight
 // `avg_weight`). Returns (own reach, opponent reach, sequence values, row
 // values, entry values): the same numbers as those passes called one by one
-// from gt_cfr.py.
+// from sog/updates.py.
 inline py::tuple FixedUpdate(
     const Int64s& r_parent_seq, Doubles policy, Doubles regrets, Doubles avg,
     const Bools& active, const Doubles& root_range, int64_t width,
@@ -827,7 +828,7 @@ inline void Define(py::module_& m) {
         py::arg("active"), py::arg("policy").noconvert(), py::arg("begin"),
         py::arg("end"),
         "Regret matching over active actions on rows [begin, end), in place "
-        "in policy (gt_cfr._regret_matching).");
+        "in policy (growing_passes.rematch_rows).");
   m.def("cfr_select", &Select, py::arg("seq_values"), py::arg("row_values"),
         py::arg("num_root"), py::arg("values_width"), py::arg("active"),
         py::arg("visits"), py::arg("pending"), py::arg("prior"),
@@ -838,17 +839,17 @@ inline void Define(py::module_& m) {
         "(GTCFR._select), at the uniform u.");
   m.def("cfr_reach", &Reach, py::arg("r_parent_seq"), py::arg("policy"),
         py::arg("root_range"), py::arg("width"),
-        "Sequence reaches under policy (gt_cfr._reach).");
+        "Sequence reaches under policy (growing_passes.reach).");
   m.def("cfr_values", &Values, py::arg("r_parent_seq"), py::arg("policy"),
         py::arg("direct").noconvert(), py::arg("num_root"), py::arg("width"),
         "Sequence values, in place in direct; returns row values "
-        "(gt_cfr._values).");
+        "(growing_passes.values).");
   m.def("cfr_entry_values", &EntryValues, py::arg("values").noconvert(),
         py::arg("entry_row"), py::arg("e_prow"), py::arg("e_pslot"),
         py::arg("e_parent"), py::arg("policy"), py::arg("rows"),
         py::arg("width"),
-        "Propagates entry values up the tree, in place (gt_cfr's "
-        "_entry_values).");
+        "Propagates entry values up the tree, in place "
+        "(growing_passes.propagate_entry_values).");
   m.def("cfr_regret_update", &RegretUpdate, py::arg("regrets").noconvert(),
         py::arg("avg").noconvert(), py::arg("policy").noconvert(),
         py::arg("active"), py::arg("seq_values"), py::arg("row_values"),

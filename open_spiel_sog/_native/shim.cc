@@ -16,9 +16,10 @@
 // C++ bot registry (open_spiel::BotRegisterer, which lives in pyspiel.so).
 //
 // It also plays the rollout value function's uniform-random games in C++
-// (`random_rollouts`; value_functions.py falls back to the same generator in
-// Python without the shim), and runs the passes of GT-CFR's regret update
-// (cfr_kernels.h; gt_cfr.py has them in numpy too).
+// (`random_rollouts`; algorithms/sog/rollout_values.py falls back to the
+// same generator in Python without the shim), and runs the passes of GT-CFR's
+// regret update (cfr_kernels.h; algorithms/cfr/growing_passes.py has them in
+// numpy too).
 //
 // After `register_bot(name, factory, can_play)`, pyspiel.load_bot(name, ...),
 // pyspiel.registered_bots() and pyspiel.bots_that_can_play_game(...) see the
@@ -217,8 +218,8 @@ std::vector<std::string> RegisteredHere() {
 }
 
 // SplitMix64 (Steele, Lea and Flood 2014): the random numbers of the rollout
-// value function. value_functions.py has the same generator in Python, so
-// rollouts give the same results with and without this shim.
+// value function. algorithms/sog/rollout_values.py has the same generator in
+// Python, so rollouts give the same results with and without this shim.
 uint64_t SplitMix64(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;

@@ -1,4 +1,4 @@
-"""Tests for the CVPN (algorithms/cvpn.py): encoding, learning, bucketed
+"""Tests for the CVPN (algorithms/sog/cvpn/): encoding, learning, bucketed
 inference, checkpoints and the errors around them.
 
 Networks are tiny and the data comes from a couple of self-play games, so the

@@ -14,7 +14,7 @@ import pyspiel
 import pytest
 
 import open_spiel_sog  # registers "ismcts_br"  # pylint: disable=unused-import
-from open_spiel_sog.algorithms.sog import cvpn
+from open_spiel_sog.algorithms import ismcts_br
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -122,9 +122,10 @@ def test_bot_rejects_bad_parameters_clearly(kuhn_responder, tmp_path):
        "does not exist"),
   ]
   for params, message in cases:
-    with pytest.raises((ValueError, cvpn.CheckpointError), match=message):
+    with pytest.raises((ValueError, ismcts_br.CheckpointError),
+                       match=message):
       pyspiel.load_bot("ismcts_br", game, 0, params)
-  with pytest.raises(cvpn.CheckpointError, match="kuhn_poker"):
+  with pytest.raises(ismcts_br.CheckpointError, match="kuhn_poker"):
     pyspiel.load_bot("ismcts_br", pyspiel.load_game("leduc_poker"), 0,
                      {"opponent": "uniform_random", "checkpoint": path})
 

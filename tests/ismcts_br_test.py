@@ -1,5 +1,5 @@
-"""Tests for ISMCTS-BR (algorithms/ismcts_br.py) and its value-and-prior
-network (cvpn.ValuePriorNet), judged by OpenSpiel's own answers.
+"""Tests for ISMCTS-BR (algorithms/ismcts_br/) and its value-and-prior
+network (ismcts_br.ValuePriorNet), judged by OpenSpiel's own answers.
 
 * The exact posterior at Leduc responder states against a non-uniform
   opponent (CFR+ after 2 iterations) equals the normalised product of chance
@@ -469,7 +469,7 @@ def test_network_learns_and_round_trips(kuhn, trained_kuhn, tmp_path):
   assert v0[2] > v0[0]
 
   # Steps on one fixed batch lower its loss.
-  net = cvpn.ValuePriorNet(kuhn, SMALL.network())
+  net = ib.ValuePriorNet(kuhn, SMALL.network())
   net.init(3)
   target = np.array([1.0, -1.0, 2.0])
   policy = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
@@ -483,21 +483,21 @@ def test_network_errors(kuhn, leduc, trained_kuhn, tmp_path):
   br, _ = trained_kuhn
   path = str(tmp_path / "br.npz")
   br.save(path)
-  with pytest.raises(cvpn.CheckpointError, match="does not exist"):
-    cvpn.ValuePriorNet.load(str(tmp_path / "missing.npz"), kuhn)
+  with pytest.raises(ib.CheckpointError, match="does not exist"):
+    ib.ValuePriorNet.load(str(tmp_path / "missing.npz"), kuhn)
   corrupt = tmp_path / "corrupt.npz"
   corrupt.write_bytes(b"this is not a zip file")
-  with pytest.raises(cvpn.CheckpointError, match="not a readable"):
-    cvpn.ValuePriorNet.load(str(corrupt), kuhn)
-  with pytest.raises(cvpn.CheckpointError,
+  with pytest.raises(ib.CheckpointError, match="not a readable"):
+    ib.ValuePriorNet.load(str(corrupt), kuhn)
+  with pytest.raises(ib.CheckpointError,
                      match="trained for kuhn_poker\\(\\), not leduc_poker"):
-    cvpn.ValuePriorNet.load(path, leduc)
+    ib.ValuePriorNet.load(path, leduc)
   shipped = cvpn.shipped_checkpoint(kuhn)
   if shipped is not None:  # a CVPN checkpoint is not a value-prior one
-    with pytest.raises(cvpn.CheckpointError,
+    with pytest.raises(ib.CheckpointError,
                        match="unsupported checkpoint format"):
-      cvpn.ValuePriorNet.load(shipped, kuhn)
-  fresh = cvpn.ValuePriorNet(kuhn, SMALL.network())
+      ib.ValuePriorNet.load(shipped, kuhn)
+  fresh = ib.ValuePriorNet(kuhn, SMALL.network())
   with pytest.raises(ValueError, match="not initialised"):
     fresh.save(str(tmp_path / "none.npz"))
   fresh.init(0)

@@ -8,6 +8,9 @@ in `__all__`, and code outside a family imports from the family's package.
   jps        joint policy search
   oos        online outcome sampling
   ismcts_br  the ISMCTS best responder
+  networks   what the CVPN and ISMCTS-BR's network share (settings, the
+             Haiku MLP, checkpoint files)
 """
 
-__all__ = ["cfr", "dls", "ismcts_br", "jps", "oos", "sog", "training"]
+__all__ = ["cfr", "dls", "ismcts_br", "jps", "networks", "oos", "sog",
+           "training"]

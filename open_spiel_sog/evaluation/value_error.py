@@ -30,8 +30,8 @@ import pyspiel
 
 from open_spiel_sog.algorithms.cfr import PublicTreeCFR
 from open_spiel_sog.algorithms.sog import ExactValueFunction
-from open_spiel_sog.algorithms.sog.value_functions import Query
-from open_spiel_sog.algorithms.sog.value_functions import ValueFunction
+from open_spiel_sog.algorithms.sog import Query
+from open_spiel_sog.algorithms.sog import ValueFunction
 from open_spiel_sog.public_state import PublicStateObserver
 
 

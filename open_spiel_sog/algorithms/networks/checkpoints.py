@@ -1,0 +1,105 @@
+"""The networks' checkpoint files: an .npz of the parameter (and optimiser
+state) arrays with a JSON metadata array, written atomically and read with
+clear errors (`CheckpointError`); each network names its own format string
+and metadata. `same_game` matches a checkpoint's game string to a game.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+
+class CheckpointError(ValueError):
+  """A checkpoint that cannot be used (missing, corrupt, another game)."""
+
+
+def flatten(tree, prefix: str) -> dict[str, np.ndarray]:
+  """The leaves of `tree` as arrays named `prefix`/00000, `prefix`/00001..."""
+  import jax  # pylint: disable=g-import-not-at-top
+  leaves = jax.tree_util.tree_leaves(tree)
+  return {f"{prefix}/{i:05d}": np.asarray(x) for i, x in enumerate(leaves)}
+
+
+def unflatten(template, arrays: dict[str, np.ndarray], prefix: str, path):
+  """The tree of `template`'s structure with the arrays `flatten` named
+  `prefix`/..., checked against the template's shapes (CheckpointError
+  naming `path`)."""
+  import jax  # pylint: disable=g-import-not-at-top
+  leaves, treedef = jax.tree_util.tree_flatten(template)
+  keys = sorted(k for k in arrays if k.startswith(prefix + "/"))
+  if len(keys) != len(leaves):
+    raise CheckpointError(
+        f"{path}: {prefix} has {len(keys)} arrays, the network expects "
+        f"{len(leaves)} (was it written with other network settings?)")
+  loaded = []
+  for k, leaf in zip(keys, leaves):
+    a = arrays[k]
+    shape = tuple(leaf.shape)  # arrays, or jax.ShapeDtypeStruct templates
+    if a.shape != shape:
+      raise CheckpointError(f"{path}: {k} has shape {a.shape}, the network "
+                            f"expects {shape}")
+    loaded.append(a)
+  return jax.tree_util.tree_unflatten(treedef, loaded)
+
+
+def write_npz(path: str, meta: dict[str, Any], params, opt_state) -> None:
+  """Writes params (and opt_state unless None) with the JSON `meta` to
+  `path` (.npz), atomically."""
+  arrays = flatten(params, "params")
+  if opt_state is not None:
+    arrays.update(flatten(opt_state, "opt_state"))
+  arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+  directory = os.path.dirname(os.path.abspath(path))
+  os.makedirs(directory, exist_ok=True)
+  tmp = f"{path}.tmp{os.getpid()}"
+  with open(tmp, "wb") as f:
+    np.savez(f, **arrays)
+  os.replace(tmp, path)
+
+
+def read_npz(path: str, fmt: str, kind: str
+             ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+  """(metadata, arrays) of a `kind` checkpoint in format `fmt`, with clear
+  errors."""
+  if not os.path.exists(path):
+    raise CheckpointError(f"{kind} checkpoint {path!r} does not exist")
+  try:
+    with open(path, "rb") as f:
+      data = f.read()
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+      arrays = {k: z[k] for k in z.files}
+  except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+    raise CheckpointError(f"{path!r} is not a readable {kind} checkpoint "
+                          f"(corrupt or not an .npz file): {e}") from None
+  if "__meta__" not in arrays:
+    raise CheckpointError(f"{path!r} is not a {kind} checkpoint (no metadata)")
+  try:
+    meta = json.loads(arrays.pop("__meta__").tobytes().decode())
+  except (ValueError, UnicodeDecodeError) as e:
+    raise CheckpointError(f"{path!r}: corrupt checkpoint metadata: {e}"
+                          ) from None
+  if not isinstance(meta, dict) or meta.get("format") != fmt:
+    found = meta.get("format") if isinstance(meta, dict) else None
+    raise CheckpointError(f"{path!r}: unsupported checkpoint format "
+                          f"{found!r}; supported: {fmt!r}")
+  return meta, arrays
+
+
+def same_game(name: str, game: pyspiel.Game) -> bool:
+  """Whether the game string `name` (a checkpoint's) loads `game`, defaults
+  included: "liars_dice()" is liars_dice(numdice=1,dice_sides=6)."""
+  if name == str(game):
+    return True
+  try:
+    other = pyspiel.load_game(name)
+  except pyspiel.SpielError:
+    return False
+  return (other.get_type().short_name == game.get_type().short_name and
+          other.get_parameters() == game.get_parameters())

@@ -436,7 +436,7 @@ class PublicStateObserver:
     children: list[pyspiel.State] = []
     parent_history: list[int] = []
     parent_action: list[int] = []
-    for n, j in enumerate(chosen.tolist()):
+    for j in chosen.tolist():
       self.memory_guard.building(ps, len(children))
       children.append(ps.histories[pairs_h[j]].child(pairs_a[j]))
       parent_history.append(pairs_h[j])

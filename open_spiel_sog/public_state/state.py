@@ -24,7 +24,8 @@ TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 
 class Builder(Protocol):
   """What a public state and its LazyChildren ask of the observer that
-  built them (a `PublicStateObserver`, which imports this module)."""
+  built them: a `PublicStateObserver`, which imports this module (a public
+  state's `observer` is that observer, for its users to call as well)."""
   game: pyspiel.Game
   source: str
   infostate_source: str

@@ -13,9 +13,8 @@ import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
 from open_spiel_sog.algorithms.sog import gt_cfr
 from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.algorithms.cfr import PublicTreeCFR
-from open_spiel_sog.public_state import observer as observer_lib
-from open_spiel_sog.public_state import (ObserverConfig,
-                                                  PublicStateObserver)
+from open_spiel_sog.public_state import (InfostateSplit, ObserverConfig,
+                                         PublicStateObserver)
 
 DARK_HEX_2X2 = "dark_hex(num_rows=2,num_cols=2)"
 DARK_HEX_2X3 = "dark_hex(num_rows=2,num_cols=3)"
@@ -325,7 +324,7 @@ def test_fragments_of_a_sampled_public_state_may_share_an_infostate():
         ps.parent, "fragment", ps.histories, ps.chance_reach,
         ps.parent_history, ps.parent_action, keys)
     if splits:
-      with pytest.raises(observer_lib.InfostateSplit, match="lies in two"):
+      with pytest.raises(InfostateSplit, match="lies in two"):
         duplicate()
     else:
       assert duplicate().depth == ps.depth
@@ -437,8 +436,8 @@ def test_sog_switches_to_action_observation_histories_when_strings_forget(
   out to lie in two public states, the bot re-keys by action-observation
   histories and still decides (go_fish's strings forget this way; here
   dark_hex 2x3 on OpenSpiel's strings, reached through the split)."""
-  from open_spiel_sog.public_state import observer as observer_lib  # pylint: disable=g-import-not-at-top
-  monkeypatch.setattr(observer_lib, "_FORGETS_WHEN", frozenset())
+  from open_spiel_sog.public_state import infostates  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(infostates, "_FORGETS_WHEN", frozenset())
   game = pyspiel.load_game(DARK_HEX_2X3)
   bot = pyspiel.load_bot("sog", game, 0, {"simulations": 30, "seed": 0})
   assert bot.observer.infostate_source == "string"

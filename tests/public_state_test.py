@@ -9,12 +9,14 @@ import pyspiel
 import pytest
 from open_spiel.python.algorithms import get_all_states
 
+from open_spiel_sog.public_state import LazyChildren
 from open_spiel_sog.public_state import ObserverConfig
-from open_spiel_sog.public_state import observer as observer_lib
+from open_spiel_sog.public_state import expansions
 from open_spiel_sog.public_state import PublicFeatures
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import SlotTable
 from open_spiel_sog.public_state import check_public_states
+from open_spiel_sog.public_state import resident_memory
 
 GOOFSPIEL = ("turn_based_simultaneous_game(game=goofspiel(num_cards=4,"
              "imp_info=True,points_order=descending))")
@@ -198,7 +200,7 @@ def test_perfect_information_children_are_built_on_first_access(game_string):
     ps = ps.child_sequence()[0]
   lazy = ps.child_sequence()
   actions = history.legal_actions()
-  assert isinstance(lazy, observer_lib.LazyChildren)
+  assert isinstance(lazy, LazyChildren)
   assert len(lazy) == len(actions)
   built = len(observer.public_states)
   child, index = ps.child_of(0, actions[-1])
@@ -322,7 +324,7 @@ def test_an_expansion_too_large_for_memory_is_refused_before_it_is_built():
 def test_an_expansion_past_the_memory_budget_is_refused():
   # A gin_rummy history takes about 50 KB: 300 MB more is reached while
   # dealing the third card, long before the count bounds would stop it.
-  rss = observer_lib.resident_memory()
+  rss = resident_memory()
   assert rss is not None  # Linux
   observer = PublicStateObserver(
       "gin_rummy", ObserverConfig(max_memory_bytes=rss + 300 * 2**20))
@@ -413,11 +415,11 @@ def test_shared_expansions_give_the_public_states_built_anew(game_string):
   # A fresh observer over a warm ExpansionCache (the second walk reuses
   # every expansion of the first) builds the public tree that an observer
   # sharing nothing builds, and PublicTreeCFR's compiled arrays agree.
-  observer_lib.EXPANSIONS.clear()
+  expansions.EXPANSIONS.clear()
   first = PublicStateObserver(game_string).full_tree()
-  hits = observer_lib.EXPANSIONS.hits
+  hits = expansions.EXPANSIONS.hits
   second = PublicStateObserver(game_string).full_tree()
-  assert observer_lib.EXPANSIONS.hits - hits == sum(
+  assert expansions.EXPANSIONS.hits - hits == sum(
       1 for ps in second.public_states if not ps.is_terminal())
   alone = PublicStateObserver(
       game_string, ObserverConfig(share_expansions=False)).full_tree()
@@ -445,9 +447,9 @@ def test_shared_expansions_give_the_public_states_built_anew(game_string):
 
 
 def test_expansion_cache_is_bounded_and_keeps_only_exact_public_states():
-  cache = observer_lib.ExpansionCache(max_histories=200)
-  saved = observer_lib.EXPANSIONS
-  observer_lib.EXPANSIONS = cache
+  cache = expansions.ExpansionCache(max_histories=200)
+  saved = expansions.EXPANSIONS
+  expansions.EXPANSIONS = cache
   try:
     observer = PublicStateObserver("leduc_poker")
     sizes = []
@@ -475,4 +477,4 @@ def test_expansion_cache_is_bounded_and_keeps_only_exact_public_states():
         g.children()
     assert len(cache) == before
   finally:
-    observer_lib.EXPANSIONS = saved
+    expansions.EXPANSIONS = saved

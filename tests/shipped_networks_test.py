@@ -133,7 +133,7 @@ def test_a_search_decides_the_same_over_shared_caches():
   """Fresh bots reuse the exact expansions and encodings of earlier
   searches in the process (`cvpn.clear_shared_caches`): a decision over
   warm caches is the decision built from nothing, to the last bit."""
-  from open_spiel_sog.public_state import observer as observer_lib  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.public_state import expansions  # pylint: disable=g-import-not-at-top
   game = pyspiel.load_game("leduc_poker")
   states = []
   for deal in ([0, 3], [5, 1]):
@@ -153,9 +153,9 @@ def test_a_search_decides_the_same_over_shared_caches():
   for state in states:
     cvpn.clear_shared_caches()
     cold.append(decide(state, 1))
-  hits = observer_lib.EXPANSIONS.hits
+  hits = expansions.EXPANSIONS.hits
   warm = [decide(state, 1) for state in states]
-  assert observer_lib.EXPANSIONS.hits > hits
+  assert expansions.EXPANSIONS.hits > hits
   assert warm == cold
 
 

@@ -24,7 +24,7 @@ import pytest
 
 import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
 from open_spiel_sog.bots import sog
-from open_spiel_sog.public_state import observer as observer_lib
+from open_spiel_sog.public_state import expansions
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -751,7 +751,7 @@ def test_dropped_and_path_states_are_freed_without_the_cyclic_collector(
       state.apply_action(action)
     assert move >= 4
     # Held by design: the process-wide cache of exact expansions (bounded).
-    held = {id(h) for entry in observer_lib.EXPANSIONS._entries.values()  # pylint: disable=protected-access
+    held = {id(h) for entry in expansions.EXPANSIONS._entries.values()  # pylint: disable=protected-access
             for h in entry.children}
     for bot in bots:
       observer = bot.observer

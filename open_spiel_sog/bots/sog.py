@@ -332,7 +332,7 @@ class SoGBot(pyspiel.Bot):
   def _locate_and_search(self, state, player: int, deadline: float | None):
     # Under a time limit, sampled public states built on the way and in the
     # search hold fewer histories where building them is slow (see
-    # PublicStateObserver._affordable_bound).
+    # the observer's Sampler.affordable_bound).
     self.observer.deadline = deadline
     try:
       ps, h = self._locate(state, player)

@@ -26,11 +26,11 @@ import random
 
 import pyspiel
 
-from open_spiel_sog.public_state.observer import ObserverConfig
-from open_spiel_sog.public_state.observer import PublicState
+from open_spiel_sog.public_state.config import ObserverConfig
 from open_spiel_sog.public_state.observer import PublicStateObserver
 from open_spiel_sog.public_state.observer import PublicTreeTooLarge
-from open_spiel_sog.public_state.observer import common_knowledge_components
+from open_spiel_sog.public_state.partition import common_knowledge_components
+from open_spiel_sog.public_state.state import PublicState
 
 
 def _check_connected(ps: PublicState) -> None:

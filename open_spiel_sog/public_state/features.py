@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from open_spiel_sog.public_state.observer import PublicState
-from open_spiel_sog.public_state.observer import make_public_observation
 from open_spiel_sog.public_state.observer import PublicStateObserver
+from open_spiel_sog.public_state.partition import make_public_observation
+from open_spiel_sog.public_state.state import PublicState
 
 _NO_ACTION = -1
 

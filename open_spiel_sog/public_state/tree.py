@@ -28,7 +28,7 @@ import dataclasses
 
 import numpy as np
 
-from open_spiel_sog.public_state.observer import PublicState
+from open_spiel_sog.public_state.state import PublicState
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,7 +29,7 @@ def _file_identity(path: str) -> tuple[int, ...]:
 
 def clear_shared_caches() -> None:
   """Forgets what searches share across bots in this process: the exact
-  expansions (`observer.EXPANSIONS`) and the shared networks' encodings of
+  expansions (`public_state.EXPANSIONS`) and the shared networks' encodings of
   exact public states. A search after it builds everything anew (the same
   results, more slowly): `benchmarks/search_speed.py --cold` times that."""
   EXPANSIONS.clear()

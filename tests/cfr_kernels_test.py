@@ -481,7 +481,8 @@ def test_packed_network_queries_match_numpy_to_the_bit(game_string, kernels,
     ranges.append(np.concatenate(parts))
   out = []
   for native in (True, False):
-    monkeypatch.setattr(cvpn, "_PACK_KERNELS", None if native else False)
+    monkeypatch.setattr(cvpn.value_function, "_PACK_KERNELS",
+                        None if native else False)
     packed = value_functions.PackedQueries(leaves, tuple(ranges))
     out.append(value_fn.evaluate_packed(packed))
   for p in range(2):

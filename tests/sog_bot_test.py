@@ -591,7 +591,7 @@ def test_load_bot_reads_a_checkpoint_once_and_shares_no_search_state(
   shutil.copy(cvpn.shipped_checkpoint(game), path)
   reads = []
   real_read = cvpn.read_checkpoint
-  monkeypatch.setattr(cvpn, "read_checkpoint",
+  monkeypatch.setattr(cvpn.checkpoints, "read_checkpoint",
                       lambda p: reads.append(p) or real_read(p))
   params = {"simulations": 5, "checkpoint": path}
   first = pyspiel.load_bot("sog", game, 0, params)

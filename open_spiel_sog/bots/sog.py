@@ -5,8 +5,8 @@
     bot = pyspiel.load_bot("sog(simulations=100,value_function=exact)", game,
                            player)
 
-The bot plays by continual re-solving (`algorithms/resolving.py`) with GT-CFR
-(`algorithms/gt_cfr.py`): at each of its decisions, and at the opponent's when
+The bot plays by continual re-solving (`algorithms/sog/resolving.py`) with
+GT-CFR (`algorithms/sog/gt_cfr.py`): at each of its decisions, and at the opponent's when
 it is told of them (`inform_action`), it re-solves from the deepest public
 state of its previous search tree on the way to the current one and keeps the
 new search's summaries. Chance nodes just advance. `step_with_policy`

@@ -82,7 +82,7 @@ class _FileChannel(QueueChannel):
       return None
     _, arrays = cvpn.read_checkpoint(self.param_path)
     self._mtime = mtime
-    return cvpn._unflatten(self.template, arrays, "params", self.param_path)  # pylint: disable=protected-access
+    return cvpn.unflatten(self.template, arrays, "params", self.param_path)
 
 
 def _process_main(role: str, index: int, config_json: dict, param_path: str,

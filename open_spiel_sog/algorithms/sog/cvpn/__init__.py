@@ -56,9 +56,6 @@ from open_spiel_sog.algorithms.sog.cvpn.shared import shipped_checkpoint_name
 from open_spiel_sog.algorithms.sog.cvpn.shared import shipped_games
 from open_spiel_sog.algorithms.sog.cvpn.value_function import CVPNValueFunction
 
-# The name algorithms/training/trainer.py reads it by (`unflatten`).
-_unflatten = unflatten
-
 __all__ = [
     "average_checkpoints",
     "Batch",

@@ -25,6 +25,7 @@ Frontier (unexpanded) public states are listed for a value function to value.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -62,6 +63,13 @@ class PlayerArrays:
   @property
   def num_levels(self) -> int:
     return len(self.level_bounds) - 1
+
+  @functools.cached_property
+  def level_rows(self) -> list[slice]:
+    """The rows of each level, shallowest first (the passes' grouping,
+    as `cfr.CompiledSequences.level_rows` gives a growing tree's)."""
+    bounds = self.level_bounds
+    return [slice(bounds[l], bounds[l + 1]) for l in range(self.num_levels)]
 
 
 @dataclasses.dataclass(frozen=True)

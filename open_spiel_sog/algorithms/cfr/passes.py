@@ -98,16 +98,11 @@ def sequence_values(num_root: int, num_rows: int, width: int,
 # --- A whole public tree's arrays (public_state.PlayerArrays) ----------------
 
 
-def _level_slices(arrays: PlayerArrays) -> list[slice]:
-  bounds = arrays.level_bounds
-  return [slice(bounds[l], bounds[l + 1]) for l in range(arrays.num_levels)]
-
-
 def reach_pass(arrays: PlayerArrays, policy: np.ndarray,
                root_range: np.ndarray, out: np.ndarray) -> np.ndarray:
   """Fills `out` [S] with each sequence's reach under `policy` [rows, A]."""
   return sequence_reach(arrays.num_root, arrays.num_rows, arrays.max_actions,
-                        arrays.row_parent_seq, _level_slices(arrays), policy,
+                        arrays.row_parent_seq, arrays.level_rows, policy,
                         root_range, out)
 
 
@@ -136,7 +131,7 @@ def value_pass(arrays: PlayerArrays, policy: np.ndarray,
         v[arrays.level_order[level]], arrays.level_starts[level])
 
   return sequence_values(arrays.num_root, arrays.num_rows, arrays.max_actions,
-                         _level_slices(arrays), policy, direct,
+                         arrays.level_rows, policy, direct,
                          add_to_parents, respond, arrays.legal_mask)
 
 

@@ -171,6 +171,23 @@ _HUBER_DELTA = flags.DEFINE_float(
     "absolute utility: 1 is the whole payoff scale).")
 _WEIGHT_DECAY = flags.DEFINE_float("weight_decay", _N.weight_decay,
                                    "L2 penalty on the weights (0: none).")
+_INPUT = flags.DEFINE_enum(
+    "input", _N.input, list(cvpn.INPUTS),
+    "The network's input: slots (each player's private parts numbered by a "
+    "walk of the whole game: small games) or tokens (one token per "
+    "infostate of the public state, exact or sampled: any game).")
+_TOKEN_WIDTH = flags.DEFINE_integer(
+    "token_width", _N.token_width,
+    "With --input=tokens: the width of the infostate and public "
+    "embeddings.")
+_CONV_CHANNELS = flags.DEFINE_list(
+    "conv_channels", [str(c) for c in _N.conv_channels],
+    "With --input=tokens, for board-shaped tensors: channels of the 3x3 "
+    "convolutions.")
+_MAX_HISTORIES = flags.DEFINE_integer(
+    "max_histories", _D.max_histories,
+    "With --input=tokens: public states with more histories are samples of "
+    "this many, as in the sog bot (0: every public state exact).")
 _CHECKPOINT = flags.DEFINE_string("checkpoint", _D.checkpoint,
                                   "Where to write the checkpoint (.npz).")
 _CHECKPOINT_EVERY = flags.DEFINE_integer(
@@ -268,16 +285,19 @@ def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
   try:
     hidden = tuple(int(h) for h in _HIDDEN.value)
     policy_hidden = tuple(int(h) for h in _POLICY_HIDDEN.value)
+    conv_channels = tuple(int(c) for c in _CONV_CHANNELS.value)
     seeds = tuple(int(s) for s in _EVAL_SEEDS.value)
   except ValueError as e:
-    raise SystemExit("--hidden, --policy_hidden and --eval_seeds take "
-                     f"integers: {e}") from None
+    raise SystemExit("--hidden, --policy_hidden, --conv_channels and "
+                     f"--eval_seeds take integers: {e}") from None
   network = cvpn.NetworkConfig(
       hidden=hidden, policy_hidden=policy_hidden, optimizer=_OPTIMIZER.value,
       learning_rate=_LR.value, lr_decay_rate=_LR_DECAY.value,
       lr_decay_steps=_LR_STEPS.value, value_weight=_VALUE_W.value,
       policy_weight=_POLICY_W.value, huber_delta=_HUBER_DELTA.value,
-      prior_temperature=_PRIOR_T.value, weight_decay=_WEIGHT_DECAY.value)
+      prior_temperature=_PRIOR_T.value, weight_decay=_WEIGHT_DECAY.value,
+      input=_INPUT.value, token_width=_TOKEN_WIDTH.value,
+      conv_channels=conv_channels)
   config = TrainConfig(
       game=_GAME.value, steps=_STEPS.value,
       actor_simulations=_ACTOR_S.value,
@@ -287,7 +307,7 @@ def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
       solver=_SOLVER.value, solver_tolerance=_SOLVER_TOLERANCE.value,
       actors=_ACTORS.value, solvers=_SOLVERS.value, backend=_BACKEND.value,
       ray_address=_RAY_ADDRESS.value, idle_solvers_play=_IDLE_PLAY.value,
-      walks_per_simulation=_WALKS.value,
+      walks_per_simulation=_WALKS.value, max_histories=_MAX_HISTORIES.value,
       learner_platform=_LEARNER_PLATFORM.value,
       worker_platform=_WORKER_PLATFORM.value,
       batch_size=_BATCH.value, replay_size=_REPLAY.value,

@@ -301,9 +301,10 @@ class SoGBot(pyspiel.Bot):
     self.value_fn = make_value_function(config, self._search_game)
     # Under a time limit, public states within max_histories may shrink
     # where building them is slow, except for value functions that need
-    # them exact (a network's slots).
+    # them exact (a network's slots; the token network takes samples).
     self.observer.shrink_within_bound = isinstance(
-        self.value_fn, rollout_values.RolloutValueFunction)
+        self.value_fn, rollout_values.RolloutValueFunction) or getattr(
+            self.value_fn, "accepts_sampled_public_states", False)
     self._rollouts_cut = False
     self.resolver = resolving.Resolver(
         self.observer, self._player, self.value_fn,

@@ -3,7 +3,8 @@
 (`algorithms/ismcts_br/value_prior.py`).
 
 This is the only module that calls `hk.transform` (dm-haiku is in
-maintenance mode: one module to port). `TwoHeadedMLP` holds the transformed
+maintenance mode: one module to port); the token CVPN's network
+(`tokens.py`) is transformed here too (`transform`). `TwoHeadedMLP` holds the transformed
 network, its optimiser (Adam or SGD with momentum, learning rate
 alpha_t = alpha_0 * d^(t / T_decay), Table S2) and the jitted update, loss
 and predict; each network gives its own loss terms. Around it: the
@@ -31,6 +32,20 @@ def learning_rate_schedule(config: NetworkConfig):
   return optax.exponential_decay(
       init_value=config.learning_rate, transition_steps=config.lr_decay_steps,
       decay_rate=config.lr_decay_rate)
+
+
+def transform(forward):
+  """`forward` (a function that builds Haiku modules) as a transformed
+  network whose apply takes no random key: the package's one
+  `hk.transform`."""
+  import haiku as hk  # pylint: disable=g-import-not-at-top
+  return hk.without_apply_rng(hk.transform(forward))
+
+
+def optimizer(config: NetworkConfig):
+  """The optax optimiser of `config` (Adam, or SGD with momentum 0.9) on
+  `learning_rate_schedule`."""
+  return _optimizer(config)
 
 
 def _optimizer(config: NetworkConfig):
@@ -131,7 +146,7 @@ class TwoHeadedMLP:
         logits = logits.reshape(inputs.shape[:-1] + policy_shape)
       return values, logits
 
-    self.net = hk.without_apply_rng(hk.transform(forward))
+    self.net = transform(forward)
     self.optimizer = _optimizer(config)
     self.update, self.loss, self.predict = _jit_functions(
         self.net, self.optimizer, config, terms)

@@ -9,6 +9,11 @@ import dataclasses
 from typing import Any, Mapping
 
 OPTIMIZERS = ("adam", "sgd")
+# The CVPN's inputs (DESIGN.md sections 7 and 14): "slots" numbers each
+# player's private parts by walking the whole public tree (small games);
+# "tokens" gives one token per infostate of the public state being valued and
+# needs no walk (any game, exact or sampled public states).
+INPUTS = ("slots", "tokens")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +37,14 @@ class NetworkConfig:
       absolute utility, so 1 is the whole payoff scale).
     prior_temperature: softmax temperature of the prior policy [T_prior].
     weight_decay: L2 penalty on the weights (0 disables it).
+    input: the CVPN's input, "slots" or "tokens" (INPUTS; ISMCTS-BR's
+      network ignores it). With "tokens", `hidden` are the widths of the
+      per-history MLP and `policy_hidden` of the per-infostate policy MLP.
+    token_width: with input "tokens": the width of each infostate's and the
+      public state's embeddings.
+    conv_channels: with input "tokens", for games whose tensor is board
+      shaped ([C, H, W]): the channels of the 3x3 convolutions that read it
+      (an MLP reads the other tensors).
   """
   hidden: tuple[int, ...] = (256, 256, 256)
   policy_hidden: tuple[int, ...] = (64, 64)
@@ -44,6 +57,9 @@ class NetworkConfig:
   huber_delta: float = 1.0
   prior_temperature: float = 1.0
   weight_decay: float = 0.0
+  input: str = "slots"
+  token_width: int = 64
+  conv_channels: tuple[int, ...] = (32, 32)
 
   def validate(self) -> None:
     check_widths(self, "cvpn")
@@ -65,6 +81,13 @@ class NetworkConfig:
       raise ValueError("cvpn: huber_delta and prior_temperature must be > 0")
     if self.weight_decay < 0:
       raise ValueError("cvpn: weight_decay must be >= 0")
+    if self.input not in INPUTS:
+      raise ValueError(f"cvpn: unknown input {self.input!r}; supported: "
+                       f"{', '.join(map(repr, INPUTS))}")
+    if self.token_width < 1 or any(int(c) < 1 for c in self.conv_channels):
+      raise ValueError("cvpn: token_width and conv_channels must be "
+                       f"positive, got {self.token_width} and "
+                       f"{self.conv_channels}")
 
   def to_json(self) -> dict[str, Any]:
     return settings_to_json(self)
@@ -76,6 +99,8 @@ class NetworkConfig:
 
 # The settings fields that hold layer widths (tuples; lists in JSON).
 _WIDTHS = ("hidden", "policy_hidden")
+# Tuples that JSON stores as lists (the widths, and these).
+_TUPLES = _WIDTHS + ("conv_channels",)
 
 
 def check_widths(settings, prefix: str) -> None:
@@ -92,7 +117,7 @@ def check_widths(settings, prefix: str) -> None:
 def settings_to_json(settings) -> dict[str, Any]:
   """A settings dataclass as JSON (layer widths as lists)."""
   d = dataclasses.asdict(settings)
-  for name in _WIDTHS:
+  for name in _TUPLES:
     if name in d:
       d[name] = list(d[name])
   return d
@@ -107,7 +132,7 @@ def settings_from_json(cls, d: Mapping[str, Any], unknown_message: str):
     raise ValueError(f"{unknown_message} {unknown}; supported: "
                      f"{sorted(fields)}")
   d = dict(d)
-  for name in _WIDTHS:
+  for name in _TUPLES:
     if name in d:
       d[name] = tuple(int(h) for h in d[name])
   config = cls(**d)

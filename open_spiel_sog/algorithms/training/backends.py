@@ -116,7 +116,8 @@ class InlineBackend:
   """Plays, solves and learns in one process (deterministic for a seed)."""
 
   def __init__(self, config: TrainConfig, net: cvpn.CVPN):
-    worker_net = cvpn.CVPN(net.encoder, config.network)
+    worker_net = cvpn.make_network(net.encoder.observer, config.network,
+                                   net.encoder)
     worker_net.params = net.params
     self.worker = selfplay.Worker(config, worker_net, seed=1)
     self.queries = collections.deque(maxlen=config.max_queued_queries)

@@ -64,6 +64,10 @@ class TrainConfig:
     search_opponent_nodes: each seat also re-solves at the other's decisions
       (as the sog bot does).
     alpha: the re-solving gadget's mix with the previous opponent range.
+    max_histories: with the token input (`network.input` "tokens"), public
+      states with more histories than this are samples of this many, as in
+      the sog bot (its `max_histories`); 0 keeps every public state exact.
+      The slot input always uses exact public states.
     walks_per_simulation: walks a search's expansion simulation may draw
       (GTCFRConfig.walks_per_simulation, the sog bot's parameter): 100, the
       default, redraws walks that end at terminals already in the tree; 1
@@ -117,6 +121,7 @@ class TrainConfig:
   search_opponent_nodes: bool = True
   alpha: float = 0.5
   walks_per_simulation: int = 100
+  max_histories: int = 300
   idle_solvers_play: bool = True
   max_queued_queries: int = 10_000
   publish_every: int = 50
@@ -143,7 +148,7 @@ class TrainConfig:
                  "walks_per_simulation"):
       positive(name)
     for name in ("min_replay", "q_search", "q_recursive", "greedy_after",
-                 "max_moves", "checkpoint_every"):
+                 "max_moves", "checkpoint_every", "max_histories"):
       positive(name, strict=False)
     if self.backend not in BACKENDS:
       raise ValueError(f"train: unknown backend {self.backend!r}; supported: "

@@ -22,7 +22,14 @@ does the two kinds of work of Algorithm 2, whatever process runs it:
 
 Queries travel between processes as `QueryMessage`s (a history that reaches
 the public state, and the two ranges); examples travel already encoded
-(`cvpn.Batch`).
+(`cvpn.Batch`, or `cvpn.TokenBatch` for the token input).
+
+With the token input (`NetworkConfig.input`), nothing walks the game: a
+public state with more than `TrainConfig.max_histories` histories is a
+sample, as in the sog bot, and each seat of a self-play game has its own
+observer whose samples favour that seat's infostate (as two bots would).
+A sampled query is rebuilt from its history as a new sample, its ranges
+carried over by infostate key (infostates the new sample adds get 0).
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from open_spiel_sog.algorithms.sog import resolving
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.sog import ExactValueFunction
 from open_spiel_sog.algorithms.sog.value_functions import Query
+from open_spiel_sog.public_state import ObserverConfig
 from open_spiel_sog.public_state import PublicState
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import search_game
@@ -46,9 +54,12 @@ from open_spiel_sog.public_state import search_game
 
 @dataclasses.dataclass
 class QueryMessage:
-  """A query in a form that pickles: a history reaching its public state."""
+  """A query in a form that pickles: a history reaching its public state,
+  and, for a sampled public state, each player's infostate keys that the
+  ranges are over."""
   history: tuple[int, ...]
   ranges: tuple[np.ndarray, np.ndarray]
+  keys: tuple[list[str], list[str]] | None = None
 
 
 @dataclasses.dataclass
@@ -98,13 +109,27 @@ class Worker:
     self.config = config
     self.game = search_game(pyspiel.load_game(config.game))
     if net is None:
-      observer = PublicStateObserver(self.game)
-      net = cvpn.CVPN(cvpn.Encoder(observer), config.network)
+      net = cvpn.make_network(PublicStateObserver(self.game), config.network)
     self.net = net
-    self.observer = net.encoder.observer
     self.encoder = net.encoder
-    self.value_fn = cvpn.CVPNValueFunction(net)
+    self.value_fn = cvpn.value_function_for(net)
     self.rng = np.random.default_rng([config.seed, seed])
+    # Slots need exact public states (the encoder's observer); the token
+    # input samples past max_histories, one observer per seat favouring its
+    # own infostate, and one for the query solves.
+    self.sampling = config.network.input == "tokens" and config.max_histories
+    if self.sampling:
+      def observer(i, favoured):
+        o = PublicStateObserver(self.game, ObserverConfig(
+            max_histories=config.max_histories,
+            sample_seed=int(self.rng.integers(1 << 31)) + i))
+        o.favoured_player = favoured
+        return o
+      self.seat_observers = [observer(0, 0), observer(1, 1)]
+      self.observer = observer(2, None)
+    else:
+      self.observer = net.encoder.observer
+      self.seat_observers = [self.observer, self.observer]
     self.num_actions = self.game.num_distinct_actions()
     perfect = (self.game.get_type().information ==
                pyspiel.GameType.Information.PERFECT_INFORMATION)
@@ -125,18 +150,42 @@ class Worker:
   # --- Messages --------------------------------------------------------------
 
   def message(self, query: Query) -> QueryMessage:
-    h = query.public_state.histories[0]
+    ps = query.public_state
+    h = ps.histories[0]
+    keys = None
+    if not ps.exact:
+      keys = (list(ps.infostates(0)), list(ps.infostates(1)))
     return QueryMessage(tuple(h.history()),
                         (np.asarray(query.ranges[0], dtype=np.float32),
-                         np.asarray(query.ranges[1], dtype=np.float32)))
+                         np.asarray(query.ranges[1], dtype=np.float32)),
+                        keys)
 
   def query(self, message: QueryMessage) -> Query:
     state = self.game.new_initial_state()
     for a in message.history:
       state.apply_action(a)
     ps, _ = self.observer.public_state_of(state)
-    return Query(ps, tuple(np.asarray(r, dtype=np.float64)
-                           for r in message.ranges))
+    ranges = tuple(np.asarray(r, dtype=np.float64) for r in message.ranges)
+    if message.keys is not None or not ps.exact:
+      # A sample (here or where the query was made): ranges by key.
+      old = message.keys or (ps.infostates(0), ps.infostates(1))
+      mapped = []
+      for p in range(2):
+        by_key = dict(zip(old[p], ranges[p]))
+        mapped.append(np.asarray([by_key.get(k, 0.0)
+                                  for k in ps.infostates(p)]))
+        if not mapped[p].any():  # nothing in common: uniform
+          mapped[p] = np.ones(ps.num_infostates(p))
+      ranges = (mapped[0], mapped[1])
+    return Query(ps, ranges)
+
+  def _restart_observers(self) -> None:
+    """Sampled observers: drops what earlier games and solves built."""
+    if not self.sampling:
+      return
+    for o in {id(o): o for o in self.seat_observers + [self.observer]
+              }.values():
+      self.value_fn.forget(o, o.restart())
 
   # --- Actor -----------------------------------------------------------------
 
@@ -153,8 +202,9 @@ class Worker:
         search=self._search_config(cfg.actor_simulations,
                                    cfg.actor_expansions_per_update),
         alpha=cfg.alpha)
-    resolvers = [resolving.Resolver(self.observer, i, self.value_fn, rcfg,
-                                    rng=self.rng) for i in range(2)]
+    self._restart_observers()
+    resolvers = [resolving.Resolver(self.seat_observers[i], i, self.value_fn,
+                                    rcfg, rng=self.rng) for i in range(2)]
     may_resign = (cfg.resign_threshold is not None
                   and self.rng.random() >= cfg.p_no_resign)
     state = self.game.new_initial_state()
@@ -163,7 +213,7 @@ class Worker:
     pushed: list[QueryMessage] = []
     moves = 0
     root_values: list[np.ndarray | None] = [None, None]
-    root_ranges = None
+    root_ranges = root_ps = None
     while not state.is_terminal():
       if cfg.max_moves and moves >= cfg.max_moves:
         break
@@ -172,20 +222,24 @@ class Worker:
         state.apply_action(int(actions[self.rng.choice(len(actions),
                                                        p=probs)]))
         continue
-      ps, h = self.observer.public_state_of(state)
-      q = ps.current_player()
+      q = int(state.current_player())
       acting = None
       for i in range(2):
         if i != q and not cfg.search_opponent_nodes:
           continue
-        result = resolvers[i].search(ps)
+        seat_ps, seat_h = self.seat_observers[i].public_state_of(state)
+        if i == q:
+          ps, h = seat_ps, seat_h
+        result = resolvers[i].search(seat_ps)
         self.stats.searches += 1
-        if result.tree.root_ps.parent is None:
+        if result.tree.root_ps.parent is None and (
+            root_ps is None or result.tree.root_ps is root_ps):
           # A search from the game's root has no gadget: it is a plain solve
           # of the root belief, and its tracked (opponent's) values are
           # value targets there, as a query solver's would be.
           root_values[1 - i] = result.root_values[1 - i]
           root_ranges = result.root_ranges
+          root_ps = result.tree.root_ps
         picked = [self.message(x)
                   for x in _pick(self.rng, result.queries, cfg.q_search)]
         self.stats.queries_pushed += len(picked)
@@ -221,21 +275,14 @@ class Worker:
     self.stats.games += 1
     batches = [self.encoder.encode(policy_queries, policies=policy_targets)]
     if root_ranges is not None:
-      root = self.observer.root()
-      values = [v if v is not None else np.zeros(root.num_infostates(p))
-                for p, v in enumerate(root_values)]
-      batch = self.encoder.encode([Query(root, root_ranges)], values=[values])
-      rows = self.encoder.rows(root)
-      for p in range(2):
-        if root_values[p] is None:
-          batch.value_mask[0, rows[p]] = 0.0
-      batches.append(batch)
+      batches.append(self.encoder.encode([Query(root_ps, root_ranges)],
+                                         values=[root_values]))
     if state.is_terminal() and cfg.p_td1 > 0:
       returns = state.returns()
       for query, j0, j1 in main_line:
         if self.rng.random() < cfg.p_td1:
           batches.append(self._td1_example(query, (j0, j1), returns))
-    batch = cvpn.Batch.concatenate(batches)
+    batch = cvpn.concatenate(batches)
     self.stats.examples += len(batch)
     return batch, pushed
 
@@ -247,17 +294,16 @@ class Worker:
   def _td1_example(self, query: Query, held, returns) -> cvpn.Batch:
     """The outcome as the value of the infostates held (others masked)."""
     ps = query.public_state
-    values = []
+    values, masks = [], []
     for p in range(2):
       v = np.zeros(ps.num_infostates(p))
       v[held[p]] = returns[p] * _infostate_mass(ps, query.ranges, p, held[p])
       values.append(v)
-    batch = self.encoder.encode([query], values=[values])
-    rows = self.encoder.rows(ps)
-    batch.value_mask[:] = 0.0
-    for p in range(2):
-      batch.value_mask[0, rows[p][held[p]]] = 1.0
-    return batch
+      mask = np.zeros(ps.num_infostates(p), dtype=bool)
+      mask[held[p]] = True
+      masks.append(mask)
+    return self.encoder.encode([query], values=[values],
+                               value_masks=[masks])
 
   # --- Query solver ----------------------------------------------------------
 
@@ -284,6 +330,7 @@ class Worker:
     search = self._search_config(cfg.solver_simulations,
                                  cfg.solver_expansions_per_update)
     queries, values, policies, pushed = [], [], [], []
+    self._restart_observers()
     for message in messages:
       query = self.query(message)
       ps = query.public_state
@@ -313,6 +360,7 @@ class Worker:
     if self._exact is None:
       self._exact = ExactValueFunction(
           self.game, tolerance=self.config.solver_tolerance)
+    self._restart_observers()
     queries = [self.query(m) for m in messages]
     evaluations = self._exact.evaluate(queries)
     self.stats.solves += len(queries)

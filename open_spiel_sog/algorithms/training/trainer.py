@@ -106,7 +106,7 @@ class Trainer:
     self.log = log or (lambda s: print(s, file=sys.stderr))
     self.summary_writer = summary_writer
     observer = PublicStateObserver(self.game)
-    encoder = cvpn.Encoder(observer)
+    encoder = cvpn.make_encoder(observer, config.network)
     if resume:
       if not config.checkpoint:
         raise ValueError("train: resume needs a checkpoint path")
@@ -119,14 +119,15 @@ class Trainer:
             f"cannot resume from {config.checkpoint!r}: it holds no "
             "optimiser state")
       saved = self.net.metadata.get("extra", {}).get("train", {})
-      if saved.get("network") and saved["network"] != config.network.to_json():
+      if saved.get("network") and cvpn.NetworkConfig.from_json(
+          saved["network"]) != config.network:
         raise cvpn.CheckpointError(
             f"cannot resume from {config.checkpoint!r}: it was trained with "
             f"network settings {saved['network']}, not "
             f"{config.network.to_json()}")
       self.log(f"resuming {config.checkpoint} at step {self.net.step}")
     else:
-      self.net = cvpn.CVPN(encoder, config.network)
+      self.net = cvpn.make_network(observer, config.network, encoder)
       with self._on_device():
         self.net.init(config.seed)
     extra = getattr(self.net, "metadata", {}).get("extra", {})
@@ -157,9 +158,10 @@ class Trainer:
 
   def evaluate(self) -> dict[str, Any]:
     """Exact exploitability of SoG(eval.simulations, 1) with the network."""
-    net = cvpn.CVPN(self.net.encoder, self.config.network)
+    net = cvpn.make_network(self.net.encoder.observer, self.config.network,
+                            self.net.encoder)
     net.params = self.net.params
-    value_fn = cvpn.CVPNValueFunction(net)
+    value_fn = cvpn.value_function_for(net)
     return self.evaluation.measure(
         self.game, {"simulations": self.evaluation.simulations,
                     "value_function": "cvpn"},

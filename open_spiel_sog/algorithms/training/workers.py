@@ -154,7 +154,7 @@ def receive_examples(messages, worker_stats: "WorkerStats"
   their stats go to `worker_stats`."""
   out = []
   for arrays, stats in messages:
-    out.append(cvpn.Batch.from_dict(arrays))
+    out.append(cvpn.batch_from_dict(arrays))
     worker_stats.update(stats)
   return out
 

@@ -19,6 +19,13 @@ softmax over legal actions at temperature `prior_temperature`.
                   and the shipped ones (`shipped_checkpoint`)
   value_function  the value function GT-CFR and the sog bot use
                   (`CVPNValueFunction`)
+  tokens          the token input (DESIGN.md section 14): one token per
+                  infostate of an exact or sampled public state, no walk of
+                  the game (`TokenEncoder`, `TokenBatch`)
+  token_network   the token network and its value function (`TokenCVPN`,
+                  `TokenValueFunction`)
+  factory         networks, value functions and batches by input
+                  (`make_network`, `value_function_for`, ...)
 
 Losses: Huber on values (masked to the slots present in the public state),
 cross-entropy on the acting player's policy (masked to present slots and legal
@@ -55,10 +62,36 @@ from open_spiel_sog.algorithms.sog.cvpn.shared import shipped_checkpoint
 from open_spiel_sog.algorithms.sog.cvpn.shared import shipped_checkpoint_name
 from open_spiel_sog.algorithms.sog.cvpn.shared import shipped_games
 from open_spiel_sog.algorithms.sog.cvpn.value_function import CVPNValueFunction
+from open_spiel_sog.algorithms.sog.cvpn import factory
+from open_spiel_sog.algorithms.sog.cvpn import token_network
+from open_spiel_sog.algorithms.sog.cvpn import tokens
+from open_spiel_sog.algorithms.sog.cvpn.factory import batch_from_dict
+from open_spiel_sog.algorithms.sog.cvpn.factory import concatenate
+from open_spiel_sog.algorithms.sog.cvpn.factory import make_encoder
+from open_spiel_sog.algorithms.sog.cvpn.factory import make_network
+from open_spiel_sog.algorithms.sog.cvpn.value_function import value_function_for
+from open_spiel_sog.algorithms.sog.cvpn.token_network import TokenCVPN
+from open_spiel_sog.algorithms.sog.cvpn.token_network import TokenValueFunction
+from open_spiel_sog.algorithms.sog.cvpn.tokens import TokenBatch
+from open_spiel_sog.algorithms.sog.cvpn.tokens import TokenEncoder
+from open_spiel_sog.algorithms.networks.settings import INPUTS
 
 __all__ = [
     "average_checkpoints",
     "Batch",
+    "batch_from_dict",
+    "concatenate",
+    "factory",
+    "INPUTS",
+    "make_encoder",
+    "make_network",
+    "token_network",
+    "TokenBatch",
+    "TokenCVPN",
+    "TokenEncoder",
+    "tokens",
+    "TokenValueFunction",
+    "value_function_for",
     "CHECKPOINT_FORMAT",
     "CheckpointError",
     "checkpoints",

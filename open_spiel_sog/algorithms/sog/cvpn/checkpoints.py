@@ -18,7 +18,8 @@ from open_spiel_sog.algorithms.networks import read_npz
 from open_spiel_sog.algorithms.networks import same_game
 from open_spiel_sog.algorithms.networks import unflatten
 from open_spiel_sog.algorithms.networks import write_npz
-from open_spiel_sog.algorithms.sog.cvpn.encoder import Encoder
+from open_spiel_sog.algorithms.sog.cvpn.factory import make_encoder
+from open_spiel_sog.algorithms.sog.cvpn.factory import make_network
 from open_spiel_sog.algorithms.sog.cvpn.network import CVPN
 from open_spiel_sog.public_state import PublicStateObserver
 
@@ -48,16 +49,29 @@ def read_checkpoint(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
 
 
 def load_checkpoint(path: str, game: pyspiel.Game | str,
-                    encoder: Encoder | None = None) -> CVPN:
-  """The network stored at `path`, checked against `game`."""
+                    encoder=None) -> CVPN:
+  """The network stored at `path` (a `CVPN` or a `TokenCVPN`, as its
+  settings' input says), checked against `game`."""
   meta, arrays = read_checkpoint(path)
   game = pyspiel.load_game(game) if isinstance(game, str) else game
   if not same_game(meta["game"], game):
     raise CheckpointError(
         f"checkpoint {path!r} was trained for {meta['game']}, not {game}")
+  try:
+    config = NetworkConfig.from_json(meta["network"])
+  except (ValueError, TypeError) as e:
+    raise CheckpointError(f"{path!r}: bad network settings: {e}") from None
+  if encoder is not None and getattr(encoder, "input", "slots") != (
+      config.input):
+    raise CheckpointError(f"checkpoint {path!r} has the {config.input} "
+                          f"input, not the {getattr(encoder, 'input', 'slots')}"
+                          " input asked for")
   if encoder is None:
     observer = PublicStateObserver(game)
-    encoder = Encoder(observer)
+    try:
+      encoder = make_encoder(observer, config)
+    except ValueError as e:
+      raise CheckpointError(f"{path!r}: {e}") from None
     # The slots were read off the whole public tree (8,193 public states in
     # liars_dice): the network's own observer keeps only the root, or a
     # network shared for the process's life would keep the tree with it.
@@ -65,11 +79,7 @@ def load_checkpoint(path: str, game: pyspiel.Game | str,
   if meta["spec"] != encoder.spec():
     raise CheckpointError(f"checkpoint {path!r} expects inputs/outputs "
                           f"{meta['spec']}, {game} has {encoder.spec()}")
-  try:
-    config = NetworkConfig.from_json(meta["network"])
-  except (ValueError, TypeError) as e:
-    raise CheckpointError(f"{path!r}: bad network settings: {e}") from None
-  net = CVPN(encoder, config)
+  net = make_network(encoder.observer, config, encoder)
   net.init(0)
   net.params = unflatten(net.params, arrays, "params", path)
   if meta.get("has_optimizer"):

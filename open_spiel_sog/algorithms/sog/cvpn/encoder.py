@@ -188,10 +188,14 @@ class Encoder:
 
   def encode(self, queries: Sequence[value_functions.Query],
              values: Sequence[Sequence[np.ndarray]] | None = None,
-             policies: Sequence[np.ndarray | None] | None = None) -> Batch:
+             policies: Sequence[np.ndarray | None] | None = None,
+             value_masks: Sequence[Sequence[np.ndarray | None] | None]
+             | None = None) -> Batch:
     """A Batch for `queries`; with targets when `values` (true, unnormalised
-    counterfactual values per player, as a value function returns them)
-    and/or `policies` ([n_q, A] of the acting player) are given."""
+    counterfactual values per player, as a value function returns them; a
+    player's entry may be None: no target) and/or `policies` ([n_q, A] of
+    the acting player) are given. `value_masks`: per query, per player, the
+    infostates whose values are targets (None: all)."""
     n = len(queries)
     b = Batch(
         inputs=np.zeros((n, self.input_size), dtype=np.float32),
@@ -216,10 +220,14 @@ class Encoder:
         b.value_mask[i, rows[p]] = 1.0
         if values is not None:
           s = scale[p] * self.value_unit[p]
-          if s > 0:
+          if s > 0 and values[i][p] is not None:
             b.value_target[i, rows[p]] = np.asarray(values[i][p]) / s
-          else:  # no opponent mass: nothing to learn about these values
+          else:  # no opponent mass (or no target): nothing to learn
             b.value_mask[i, rows[p]] = 0.0
+          if value_masks is not None and value_masks[i] is not None and (
+              value_masks[i][p] is not None):
+            b.value_mask[i, rows[p]] *= np.asarray(value_masks[i][p],
+                                                   dtype=np.float32)
       if legal is not None:
         r = rows[ps.current_player()]
         b.legal[i, r] = legal

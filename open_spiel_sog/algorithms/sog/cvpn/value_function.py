@@ -13,6 +13,9 @@ from open_spiel_sog.algorithms.networks import masked_softmax
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.algorithms.sog.cvpn.network import CVPN
 from open_spiel_sog.algorithms.sog.cvpn.shared import shared_network
+from open_spiel_sog.algorithms.sog.cvpn.token_network import TokenCVPN
+from open_spiel_sog.algorithms.sog.cvpn.token_network import (
+    TokenValueFunction)
 
 _PACK_KERNELS = None  # the shim (its cvpn_* packing), or False
 
@@ -118,12 +121,21 @@ class CVPNValueFunction(value_functions.ValueFunction):
 
   @classmethod
   def from_checkpoint(cls, path: str, game: pyspiel.Game
-                      ) -> "CVPNValueFunction":
+                      ) -> value_functions.ValueFunction:
     """A value function of its own (caches, nothing shared that changes)
-    over the process's one read-only copy of the network at `path`."""
-    return cls(shared_network(path, game))
+    over the process's one read-only copy of the network at `path` (a
+    `TokenValueFunction` where the checkpoint has the token input)."""
+    return value_function_for(shared_network(path, game))
 
   def evaluate(self, queries):
     if not queries:
       return []
     return self.net.evaluate_batch(queries)
+
+
+def value_function_for(net) -> value_functions.ValueFunction:
+  """GT-CFR's value function over `net`, either input (`CVPN`: a
+  `CVPNValueFunction`; `TokenCVPN`: a `TokenValueFunction`)."""
+  if isinstance(net, TokenCVPN):
+    return TokenValueFunction(net)
+  return CVPNValueFunction(net)

@@ -1,0 +1,221 @@
+"""The token CVPN's network in Haiku (DESIGN.md section 14): infostate
+tokens, history pairs, per-infostate expected values and policy logits.
+
+Inputs (one public belief state per example, padded; `TokenNetwork.FIELDS`):
+
+  tokens   [B, N, T] each infostate's own tensor (see the encoder)
+  info     [B, N, K] its player (one-hot), whether it acts, its normalised
+           range r, log r, and log of its reach mass (below)
+  player   [B, N] int32 its player (0 or 1)
+  mask     [B, N] 1 on real tokens, 0 on padding
+  range    [B, N] r, the owner's normalised range
+  public   [B, P] the public token: the public state's features and masses
+  hist     [B, Hh, 2] int32 per history, its two infostates' tokens
+  weight   [B, Hh] per history, its chance reach normalised within the
+           public state (0 on padding)
+
+The network:
+
+  e_k = MLP([trunk(tokens_k), info_k])      trunk: 3x3 convolutions for
+                                            board tensors, else a layer
+  g   = MLP(public)
+  m_p = sum over p's tokens of r_k e_k      range-weighted pooling
+  c   = MLP([g, m_0, m_1])                  the belief's summary
+  z_h = MLP([e_I0(h), e_I1(h), c, log w_h]) one token per history: the pair
+  u_h = Linear(z_h)                         of infostates it joins
+  EV0(k) = sum_{h in k} w_h r1(I1(h)) u_h / sum_{h in k} w_h r1(I1(h))
+  EV1(l) = -(the same over l's histories, weighted by r0)
+
+Each history pairs an infostate with an opponent infostate it is compatible
+with, so the values see card removal and hidden stones exactly (the
+"history tokens" of DESIGN.md section 14); the sample's histories are the
+public state's, exact or sampled. The counterfactual value of k is EV(k)
+times its reach mass sum_{h in k} w_h r_opp(h) (the encoder's), so the two
+players' values add to zero under any belief by construction (the zero-sum
+correction of DeepStack, exactly). A perfect-information public state has
+one history and one token per player: u is AlphaZero's value. Policy: the
+acting player's tokens get logits MLP([e_k, a_k, c]) with a_k the weighted
+mean of z over k's histories.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from open_spiel_sog.algorithms.networks.mlp import cross_entropy
+from open_spiel_sog.algorithms.networks.mlp import optimizer as make_optimizer
+from open_spiel_sog.algorithms.networks.mlp import transform
+from open_spiel_sog.algorithms.networks.settings import NetworkConfig
+
+INFO_SIZE = 6  # player one-hot (2), acting, r, log r, log mass
+
+
+def _segment_mean(values, index, weights, num):
+  """Per segment: sum of weights * values / sum of weights (0 where the
+  weights are 0). values [M, ...], index [M], weights [M]."""
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  w = weights.reshape(weights.shape + (1,) * (values.ndim - 1))
+  total = jax.ops.segment_sum(values * w, index, num_segments=num)
+  norm = jax.ops.segment_sum(weights, index, num_segments=num)
+  norm = norm.reshape(norm.shape + (1,) * (values.ndim - 1))
+  return jnp.where(norm > 0, total / jnp.where(norm > 0, norm, 1.0), 0.0), norm
+
+
+class TokenNetwork:
+  """The transformed token network, its optimiser and jitted functions.
+
+  Attributes:
+    net: the transformed network: apply(params, inputs) -> (ev [B, N],
+      logits [B, N, A]), `inputs` a dict of `FIELDS`.
+    update, loss: jitted, as `TwoHeadedMLP`'s (batches are dicts of
+      `FIELDS` and the targets).
+    predict: jitted (params, inputs, legal) -> (ev, prior at
+      `prior_temperature` over legal actions).
+  """
+
+  FIELDS = ("tokens", "info", "player", "mask", "range", "public", "hist",
+            "weight")
+
+  def __init__(self, config: NetworkConfig, tensor_shape: tuple[int, ...],
+               token_size: int, public_size: int, num_actions: int):
+    import jax  # pylint: disable=g-import-not-at-top
+    import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+    import haiku as hk  # pylint: disable=g-import-not-at-top
+    import optax  # pylint: disable=g-import-not-at-top
+
+    cfg = config
+    width = int(cfg.token_width)
+    hidden = tuple(int(h) for h in cfg.hidden)
+    policy_hidden = tuple(int(h) for h in cfg.policy_hidden)
+    board = len(tensor_shape) == 3 and tensor_shape[1] > 1 and (
+        tensor_shape[2] > 1) and math.prod(tensor_shape) == token_size
+    self.board = board
+    self.token_size = token_size
+    self.public_size = public_size
+    self.num_actions = num_actions
+
+    def trunk(tokens):
+      b, n = tokens.shape[:2]
+      if board:
+        c, h, w = tensor_shape
+        x = tokens.reshape(b * n, c, h, w).transpose(0, 2, 3, 1)
+        for i, channels in enumerate(cfg.conv_channels):
+          x = jax.nn.relu(hk.Conv2D(int(channels), 3, name=f"conv_{i}")(x))
+        x = x.reshape(b, n, -1)
+      else:
+        x = tokens
+      return jax.nn.relu(hk.Linear(width, name="trunk")(x))
+
+    def forward(inputs):
+      tokens, info = inputs["tokens"], inputs["info"]
+      mask, rng = inputs["mask"], inputs["range"]
+      player = inputs["player"]
+      hist, weight = inputs["hist"], inputs["weight"]
+      b, n = mask.shape
+      hh = weight.shape[1]
+      e = hk.nets.MLP((width, width), activate_final=True, name="embed")(
+          jnp.concatenate([trunk(tokens), info], axis=-1))
+      e = e * mask[..., None]
+      g = hk.nets.MLP((width,), activate_final=True, name="public")(
+          inputs["public"])
+      pooled = [jnp.sum(e * (rng * (player == p))[..., None], axis=1)
+                for p in range(2)]
+      c = hk.nets.MLP((width,), activate_final=True, name="context")(
+          jnp.concatenate([g] + pooled, axis=-1))
+      # History tokens: the pair of infostates each history joins.
+      flat = (jnp.arange(b)[:, None] * n + hist.transpose(2, 0, 1))  # [2,B,Hh]
+      e_flat = e.reshape(b * n, width)
+      e0, e1 = e_flat[flat[0]], e_flat[flat[1]]
+      logw = jnp.log(jnp.maximum(weight, 1e-12))[..., None] / 10.0
+      z = hk.nets.MLP(hidden, activate_final=True, name="history")(
+          jnp.concatenate(
+              [e0, e1, jnp.broadcast_to(c[:, None], (b, hh, width)), logw],
+              axis=-1))
+      u = hk.Linear(1, name="value")(z)[..., 0]  # player 0's, per history
+      r_flat = rng.reshape(-1)
+      out_ev = jnp.zeros(b * n)
+      out_a = jnp.zeros((b * n, z.shape[-1]))
+      for p in range(2):
+        own = flat[p].reshape(-1)
+        opp_range = r_flat[flat[1 - p].reshape(-1)]
+        w = weight.reshape(-1)
+        omega = w * opp_range
+        sign = 1.0 if p == 0 else -1.0
+        ev, norm = _segment_mean(sign * u.reshape(-1), own, omega, b * n)
+        # Where the opponent's range gives an infostate no mass, its value
+        # is the chance-weighted mean (its counterfactual value is 0).
+        ev_w, _ = _segment_mean(sign * u.reshape(-1), own, w, b * n)
+        ev = jnp.where(norm > 0, ev, ev_w)
+        a, _ = _segment_mean(z.reshape(-1, z.shape[-1]), own, w * (
+            opp_range + 1e-3), b * n)
+        is_p = (player.reshape(-1) == p)
+        out_ev = jnp.where(is_p, ev, out_ev)
+        out_a = jnp.where(is_p[:, None], a, out_a)
+      ev = out_ev.reshape(b, n) * mask
+      a = out_a.reshape(b, n, -1)
+      logits = hk.nets.MLP(policy_hidden, activate_final=True,
+                           name="policy_torso")(
+          jnp.concatenate([e, a, jnp.broadcast_to(c[:, None], (b, n, width))],
+                          axis=-1))
+      logits = hk.Linear(num_actions, name="policy")(logits)
+      return ev, logits
+
+    self.net = transform(forward)
+    self.optimizer = make_optimizer(cfg)
+    net, opt = self.net, self.optimizer
+
+    def terms(params, batch):
+      ev, logits = net.apply(params, batch)
+      err = ev - batch["value_target"]
+      huber = optax.losses.huber_loss(err, delta=cfg.huber_delta)
+      vmask = batch["value_mask"]
+      value_loss = jnp.sum(huber * vmask) / jnp.maximum(jnp.sum(vmask), 1.0)
+      ce = cross_entropy(logits, batch["legal"], batch["policy_target"])
+      pmask = batch["policy_mask"]
+      policy_loss = jnp.sum(ce * pmask) / jnp.maximum(jnp.sum(pmask), 1.0)
+      loss = cfg.value_weight * value_loss + cfg.policy_weight * policy_loss
+      if cfg.weight_decay:
+        loss += cfg.weight_decay * sum(
+            jnp.sum(jnp.square(w)) for w in jax.tree_util.tree_leaves(params))
+      return loss, {"loss": loss, "value_loss": value_loss,
+                    "policy_loss": policy_loss}
+
+    def update(params, opt_state, batch):
+      grads, metrics = jax.grad(terms, has_aux=True)(params, batch)
+      updates, opt_state = opt.update(grads, opt_state, params)
+      return optax.apply_updates(params, updates), opt_state, metrics
+
+    def predict(params, inputs, legal):
+      ev, logits = net.apply(params, inputs)
+      prior = jax.nn.softmax(
+          jnp.where(legal > 0, logits / cfg.prior_temperature, -1e9), axis=-1)
+      return ev, prior
+
+    self.update = jax.jit(update)
+    self.loss = jax.jit(terms)
+    self.predict = jax.jit(predict)
+    self._jax = jax
+
+  def dummy(self) -> dict[str, np.ndarray]:
+    """A one-example input of one token per player and one history."""
+    return {
+        "tokens": np.zeros((1, 2, self.token_size), np.float32),
+        "info": np.zeros((1, 2, INFO_SIZE), np.float32),
+        "player": np.asarray([[0, 1]], np.int32),
+        "mask": np.ones((1, 2), np.float32),
+        "range": np.ones((1, 2), np.float32),
+        "public": np.zeros((1, self.public_size), np.float32),
+        "hist": np.asarray([[[0, 1]]], np.int32),
+        "weight": np.ones((1, 1), np.float32)}
+
+  def init(self, seed: int) -> tuple[Any, Any]:
+    params = self.net.init(self._jax.random.PRNGKey(seed), self.dummy())
+    return params, self.optimizer.init(params)
+
+  def param_shapes(self):
+    jax = self._jax
+    return jax.eval_shape(self.net.init, jax.random.PRNGKey(0), self.dummy())

@@ -17,9 +17,12 @@ import numpy as np
 
 from open_spiel_sog.algorithms.networks import NetworkConfig
 from open_spiel_sog.algorithms.networks import learning_rate_schedule
+from open_spiel_sog.algorithms.networks.tokens import INFO_SIZE
 from open_spiel_sog.algorithms.networks.tokens import TokenNetwork
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.algorithms.sog.cvpn.tokens import TokenBatch
+from open_spiel_sog.algorithms.sog.cvpn.tokens import _EXTRA_PUBLIC
+from open_spiel_sog.algorithms.sog.cvpn.tokens import _log
 from open_spiel_sog.algorithms.sog.cvpn.tokens import TokenEncoder
 
 _MIN_QUERIES = 8
@@ -143,20 +146,169 @@ class TokenCVPN:
     return out
 
 
+class _Layout:
+  """A list of public states (GT-CFR's leaves) laid out as the network's
+  padded inputs, with what packed ranges scatter into and values gather
+  from (cached per `PackedQueries.key`)."""
+
+  def __init__(self, encoder: TokenEncoder, public_states,
+               sizes: tuple[np.ndarray, np.ndarray]):
+    statics = [encoder.static(ps) for ps in public_states]
+    num = len(statics)
+    self.num = num
+    self.padded = size = _bucket(num, _MIN_QUERIES)
+    n = self.width = _bucket(max(sum(st.sizes) for st in statics), 2)
+    hh = _bucket(max(len(st.weight) for st in statics), 1)
+    a = encoder.num_actions
+    self.tokens = np.zeros((size, n, encoder.token_size), np.float32)
+    self.player = np.zeros((size, n), np.int32)
+    self.mask = np.zeros((size, n), np.float32)
+    self.info = np.zeros((size, n, INFO_SIZE), np.float32)
+    self.hist = np.zeros((size, hh, 2), np.int32)
+    self.weight = np.zeros((size, hh), np.float32)
+    self.public = np.zeros((size, encoder.public_size), np.float32)
+    self.legal = np.zeros((size, n, a), np.float32)
+    self.chance = np.asarray([st.chance for st in statics])
+    self.acting_rows: list = []
+    flat = ([], [])
+    hist_flat = ([], [])
+    hist_w = []
+    for q, st in enumerate(statics):
+      n0, n1 = st.sizes
+      k = n0 + n1
+      self.tokens[q, :k] = st.tokens
+      self.player[q, :k] = st.player
+      self.mask[q, :k] = 1.0
+      self.info[q, np.arange(k), st.player] = 1.0
+      self.info[q, :k, 2] = st.acting
+      h = len(st.weight)
+      self.hist[q, :h] = st.hist
+      self.weight[q, :h] = st.weight
+      self.public[q] = st.public
+      flat[0].append(q * n + np.arange(n0))
+      flat[1].append(q * n + n0 + np.arange(n1))
+      hist_flat[0].append(q * n + st.hist[:, 0])
+      hist_flat[1].append(q * n + st.hist[:, 1])
+      hist_w.append(st.weight)
+      if st.legal is not None:
+        rows = (slice(0, n0) if public_states[q].current_player() == 0 else
+                slice(n0, k))
+        self.legal[q, rows] = st.legal
+        self.acting_rows.append(rows)
+      else:
+        self.acting_rows.append(None)
+    self.flat = tuple(np.concatenate(f) if f else np.zeros(0, np.int64)
+                      for f in flat)
+    self.hist_flat = tuple(np.concatenate(f) for f in hist_flat)
+    self.hist_w = np.concatenate(hist_w)
+    self.sizes = tuple(np.asarray(s, dtype=np.int64) for s in sizes)
+    self.entry_query = tuple(np.repeat(np.arange(num), self.sizes[p])
+                             for p in range(2))
+    self.defined = [q for q, r in enumerate(self.acting_rows)
+                    if r is not None]
+    self.extra = encoder.public_size - _EXTRA_PUBLIC
+
+
+def _bucket(n: int, least: int) -> int:
+  size = least
+  while size < n:
+    size *= 2
+  return size
+
+
 class TokenValueFunction(value_functions.ValueFunction):
   """GT-CFR leaf values and priors from a token CVPN: one batched network
-  call per evaluation, on exact or sampled public states."""
+  call per evaluation, on exact or sampled public states. The leaves of a
+  search are laid out once per list (`_Layout`, cached under the packed
+  queries' key); each call scatters the ranges in, runs the jitted network
+  and gathers the values out with a few numpy operations."""
 
   name = "cvpn"
   # The sog bot may shrink public states to fit its time (sampled public
   # states are inputs like any other).
   accepts_sampled_public_states = True
+  _MAX_LAYOUTS = 256
 
   def __init__(self, net: TokenCVPN):
     self.net = net
+    self._layouts: dict = {}
 
   def forget(self, observer, ids) -> None:
     self.net.encoder.forget(observer, ids)
+    self._layouts.clear()
+
+  def _layout(self, packed: value_functions.PackedQueries) -> _Layout:
+    key = packed.key
+    cached = self._layouts.get(key) if key is not None else None
+    if cached is None:
+      cached = _Layout(self.net.encoder, packed.public_states, packed.sizes)
+      if key is not None:
+        if len(self._layouts) >= self._MAX_LAYOUTS:
+          self._layouts.clear()
+        self._layouts[key] = cached
+    return cached
+
+  def evaluate_packed(self, packed: value_functions.PackedQueries):
+    if not len(packed):
+      return (np.zeros(0), np.zeros(0)), []
+    net = self.net
+    net._check_params()  # pylint: disable=protected-access
+    lay = self._layout(packed)
+    ranges = tuple(np.asarray(r, dtype=np.float64) for r in packed.ranges)
+    normalised, scales = value_functions.normalise_packed_beliefs(
+        ranges, lay.entry_query, lay.sizes, lay.chance)
+    cells = lay.padded * lay.width
+    r = np.zeros(cells)
+    r[lay.flat[0]] = normalised[0]
+    r[lay.flat[1]] = normalised[1]
+    (h0, h1), w = lay.hist_flat, lay.hist_w
+    mass = (np.bincount(h0, weights=w * r[h1], minlength=cells) +
+            np.bincount(h1, weights=w * r[h0], minlength=cells))
+    info = lay.info.copy()
+    info[..., 3] = r.reshape(lay.padded, lay.width)
+    info[..., 4] = _log(info[..., 3])
+    info[..., 5] = _log(mass.reshape(lay.padded, lay.width))
+    info *= lay.mask[..., None]
+    public = lay.public.copy()
+    norms = [np.bincount(lay.entry_query[p], weights=ranges[p],
+                         minlength=lay.num) for p in range(2)]
+    public[:lay.num, lay.extra + 7] = _log(norms[0])
+    public[:lay.num, lay.extra + 8] = _log(norms[1])
+    public[:lay.num, lay.extra + 9] = _log(lay.chance)
+    inputs = {"tokens": lay.tokens, "info": info, "player": lay.player,
+              "mask": lay.mask, "range": info[..., 3], "public": public,
+              "hist": lay.hist, "weight": lay.weight}
+    ev, prior = net._network.predict(  # pylint: disable=protected-access
+        net.params, inputs, lay.legal)
+    ev = np.asarray(ev, dtype=np.float64).reshape(-1)
+    unit = net.encoder.utility_scale
+    values = tuple(
+        ev[lay.flat[p]] * unit * mass[lay.flat[p]] *
+        scales[p][lay.entry_query[p]] for p in range(2))
+    prior = np.asarray(prior)
+    rows = lay.acting_rows
+
+    def compute(k: int) -> np.ndarray:
+      pi = prior[k, rows[k]].astype(np.float64)
+      return pi / pi.sum(axis=1, keepdims=True)
+
+    return values, value_functions.LazyPriors(lay.defined, compute, lay.num)
 
   def evaluate(self, queries):
-    return self.net.evaluate_batch(queries)
+    if not queries:
+      return []
+    ranges = tuple(np.concatenate([q.ranges[p] for q in queries])
+                   for p in range(2))
+    packed = value_functions.PackedQueries(
+        [q.public_state for q in queries], ranges)
+    values, priors = self.evaluate_packed(packed)
+    out, offsets = [], [0, 0]
+    for i, q in enumerate(queries):
+      v = []
+      for p in range(2):
+        n = q.public_state.num_infostates(p)
+        v.append(values[p][offsets[p]:offsets[p] + n])
+        offsets[p] += n
+      out.append(value_functions.Evaluation(values=(v[0], v[1]),
+                                            policy=priors[i]))
+    return out

@@ -9,8 +9,8 @@ state string or the action-observation history the observer uses); then
 its player, whether it acts, its normalised range r and log r, and log of
 its reach mass. The public token is the public state's features
 (`PublicFeatures`, or a hashed encoding of the public observations where
-those are too wide), who acts, whether the public state is a sample, its
-sizes, and the log of the ranges' and chance's masses.
+those are too wide), who acts, its sizes, and the log of the ranges' and
+chance's masses.
 
 Values: the network predicts each infostate's expected value EV (in units of
 the game's largest absolute utility); its counterfactual value for the
@@ -44,7 +44,7 @@ from open_spiel_sog.public_state import PublicStateObserver
 MAX_TOKEN_SIZE = 1 << 15
 MAX_PUBLIC_SIZE = 4096
 HASH_SIZE = 512
-_EXTRA_PUBLIC = 10  # who acts (3), sampled, 3 sizes, 3 masses
+_EXTRA_PUBLIC = 10  # who acts (3), 0, 3 sizes, 3 masses
 _SPLIT = re.compile(r"[\s,;:|()\[\]{}=]+")
 
 
@@ -280,7 +280,9 @@ class TokenEncoder:
     extra = np.zeros(_EXTRA_PUBLIC, dtype=np.float32)
     who = ps.current_player()
     extra[who if who in (0, 1) else 2] = 1.0
-    extra[3] = float(not ps.exact)
+    # extra[3] stays 0: whether the public state is a sample is not an
+    # input (a sample that holds every history, in proportion to chance,
+    # is the exact public state to the network).
     extra[4] = math.log1p(ps.num_infostates(0)) / 10.0
     extra[5] = math.log1p(ps.num_infostates(1)) / 10.0
     extra[6] = math.log1p(len(ps.histories)) / 10.0

@@ -94,6 +94,8 @@ class TokenNetwork:
     board = len(tensor_shape) == 3 and tensor_shape[1] > 1 and (
         tensor_shape[2] > 1) and math.prod(tensor_shape) == token_size
     self.board = board
+    self.tensor_shape = tuple(tensor_shape)
+    self.conv_channels = tuple(cfg.conv_channels)
     self.token_size = token_size
     self.public_size = public_size
     self.num_actions = num_actions
@@ -219,3 +221,133 @@ class TokenNetwork:
   def param_shapes(self):
     jax = self._jax
     return jax.eval_shape(self.net.init, jax.random.PRNGKey(0), self.dummy())
+
+
+# --- Inference on the host ---------------------------------------------------
+#
+# GT-CFR asks for a few dozen leaves at a time, hundreds of times a search,
+# with sizes that change as the tree grows: a jitted call would compile once
+# per new padded size (seconds each, longer than a time-limited move), so a
+# search runs the same layers in numpy (`HostTokenNetwork`); the tests check
+# it against the jitted network.
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+  return np.maximum(x, 0.0, out=x)
+
+
+class HostTokenNetwork:
+  """The token network's forward pass in numpy, on one parameter tree
+  (host copies made once). `values(inputs)` gives the expected values and
+  keeps what `logits(k, rows)` needs to compute one query's policy logits
+  on demand."""
+
+  def __init__(self, params, network: TokenNetwork, conv_channels):
+    self.p = {name: {k: np.asarray(v, dtype=np.float32)
+                     for k, v in layer.items()}
+              for name, layer in params.items()}
+    self.board = network.board
+    self.tensor_shape = network.tensor_shape
+    self.conv = len(conv_channels)
+    self._last = None
+
+  def _linear(self, name: str, x: np.ndarray) -> np.ndarray:
+    layer = self.p[name]
+    out = x @ layer["w"]
+    out += layer["b"]
+    return out
+
+  def _mlp(self, name: str, x: np.ndarray) -> np.ndarray:
+    i = 0
+    while f"{name}/~/linear_{i}" in self.p:
+      x = _relu(self._linear(f"{name}/~/linear_{i}", x))
+      i += 1
+    return x
+
+  def _trunk(self, tokens: np.ndarray) -> np.ndarray:
+    if not self.board:
+      return _relu(self._linear("trunk", tokens))
+    b, n = tokens.shape[:2]
+    c, h, w = self.tensor_shape
+    x = tokens.reshape(b * n, c, h, w).transpose(0, 2, 3, 1)
+    for i in range(self.conv):
+      layer = self.p[f"conv_{i}"]
+      kh, kw = layer["w"].shape[:2]
+      padded = np.pad(x, ((0, 0), (kh // 2, kh // 2), (kw // 2, kw // 2),
+                          (0, 0)))
+      patches = np.concatenate(
+          [padded[:, dy:dy + h, dx:dx + w, :]
+           for dy in range(kh) for dx in range(kw)], axis=-1)
+      x = _relu(patches @ layer["w"].reshape(-1, layer["w"].shape[-1]) +
+                layer["b"])
+    return _relu(self._linear("trunk", x.reshape(b, n, -1)))
+
+  def values(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """The expected values [B, N] (utility-scale units) of `inputs`."""
+    tokens, info = inputs["tokens"], inputs["info"]
+    mask, rng = inputs["mask"], inputs["range"]
+    player = inputs["player"]
+    hist, weight = inputs["hist"], inputs["weight"]
+    b, n = mask.shape
+    hh = weight.shape[1]
+    e = self._mlp("embed", np.concatenate(
+        [self._trunk(tokens), info], axis=-1).astype(np.float32))
+    e *= mask[..., None]
+    width = e.shape[-1]
+    g = self._mlp("public", inputs["public"].astype(np.float32))
+    pooled = [np.einsum("bn,bnd->bd", rng * (player == p), e)
+              for p in range(2)]
+    c = self._mlp("context", np.concatenate([g] + pooled, axis=-1))
+    flat = np.arange(b)[:, None] * n + hist.transpose(2, 0, 1)  # [2, B, Hh]
+    e_flat = e.reshape(b * n, width)
+    logw = np.log(np.maximum(weight, 1e-12))[..., None] / 10.0
+    z = self._mlp("history", np.concatenate(
+        [e_flat[flat[0]], e_flat[flat[1]],
+         np.broadcast_to(c[:, None], (b, hh, width)),
+         logw.astype(np.float32)], axis=-1))
+    u = self._linear("value", z)[..., 0].reshape(-1).astype(np.float64)
+    w = weight.reshape(-1).astype(np.float64)
+    r_flat = rng.reshape(-1).astype(np.float64)
+    cells = b * n
+    ev = np.zeros(cells)
+    own_all, omega_all = [], []
+    for p in range(2):
+      own = flat[p].reshape(-1)
+      omega = w * r_flat[flat[1 - p].reshape(-1)]
+      sign = 1.0 if p == 0 else -1.0
+      norm = np.bincount(own, weights=omega, minlength=cells)
+      total = np.bincount(own, weights=omega * u, minlength=cells)
+      norm_w = np.bincount(own, weights=w, minlength=cells)
+      total_w = np.bincount(own, weights=w * u, minlength=cells)
+      mean = np.where(norm > 0, total / np.where(norm > 0, norm, 1.0),
+                      np.where(norm_w > 0,
+                               total_w / np.where(norm_w > 0, norm_w, 1.0),
+                               0.0))
+      is_p = player.reshape(-1) == p
+      ev = np.where(is_p, sign * mean, ev)
+      own_all.append(own)
+      omega_all.append(w * (r_flat[flat[1 - p].reshape(-1)] + 1e-3))
+    self._last = (e, c, z.reshape(b * hh, -1), own_all, omega_all, player, n)
+    return (ev.reshape(b, n) * mask).astype(np.float32)
+
+  def logits(self, k: int, rows: slice) -> np.ndarray:
+    """Policy logits [len(rows), A] of query k's tokens `rows`, from the
+    last `values` call."""
+    e, c, z, own_all, omega_all, player, n = self._last
+    tokens = np.arange(n)[rows]
+    p = int(player[k, tokens[0]])
+    cells = k * n + tokens
+    own, omega = own_all[p], omega_all[p]
+    pick = np.isin(own, cells)
+    index = np.searchsorted(cells, own[pick])
+    width = z.shape[1]
+    a = np.zeros((len(cells), width))
+    norm = np.zeros(len(cells))
+    np.add.at(a, index, z[pick] * omega[pick][:, None])
+    np.add.at(norm, index, omega[pick])
+    a = np.where(norm[:, None] > 0, a / np.where(norm > 0, norm, 1.0)[:, None],
+                 0.0).astype(np.float32)
+    x = np.concatenate(
+        [e[k, tokens], a, np.broadcast_to(c[k], (len(tokens), c.shape[1]))],
+        axis=-1)
+    return self._linear("policy", self._mlp("policy_torso", x))

@@ -4,9 +4,10 @@ interface as the slot network (`CVPN`): parameters, training steps,
 checkpoints and batched inference, and its value function
 (`TokenValueFunction`).
 
-Inference runs the jitted network on the host, batches padded to
-power-of-two sizes (queries, tokens and histories), so each size compiles
-once.
+A search's inference runs the network's layers in numpy on the host
+(`HostTokenNetwork`: a jitted call would compile once per new size as the
+tree grows); `TokenCVPN.predict` runs the jitted network, batches padded to
+power-of-two sizes, so each size compiles once.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import numpy as np
 
 from open_spiel_sog.algorithms.networks import NetworkConfig
 from open_spiel_sog.algorithms.networks import learning_rate_schedule
+from open_spiel_sog.algorithms.networks import masked_softmax
+from open_spiel_sog.algorithms.networks.tokens import HostTokenNetwork
 from open_spiel_sog.algorithms.networks.tokens import INFO_SIZE
 from open_spiel_sog.algorithms.networks.tokens import TokenNetwork
 from open_spiel_sog.algorithms.sog import value_functions
@@ -45,6 +48,7 @@ class TokenCVPN:
     self.step = 0
     self.metadata: dict[str, Any] = {}
     self.read_only = False
+    self._host: tuple[Any, HostTokenNetwork] | None = None
 
   # --- Parameters ------------------------------------------------------------
 
@@ -96,6 +100,16 @@ class TokenCVPN:
     return {k: float(v) for k, v in metrics.items()}
 
   # --- Inference -------------------------------------------------------------
+
+  def host(self) -> HostTokenNetwork:
+    """The network's layers in numpy for the current parameters (copied to
+    the host once per parameter tree; trees are replaced, never changed in
+    place)."""
+    self._check_params()
+    if self._host is None or self._host[0] is not self.params:
+      self._host = (self.params, HostTokenNetwork(
+          self.params, self._network, self.config.conv_channels))
+    return self._host[1]
 
   def predict(self, batch: TokenBatch) -> tuple[np.ndarray, np.ndarray]:
     """(expected values [B, N] in utility-scale units, prior [B, N, A]) of
@@ -156,9 +170,11 @@ class _Layout:
     statics = [encoder.static(ps) for ps in public_states]
     num = len(statics)
     self.num = num
-    self.padded = size = _bucket(num, _MIN_QUERIES)
-    n = self.width = _bucket(max(sum(st.sizes) for st in statics), 2)
-    hh = _bucket(max(len(st.weight) for st in statics), 1)
+    # No padding: the host network takes any sizes (tokens and histories
+    # up to the list's largest).
+    self.padded = size = num
+    n = self.width = max(sum(st.sizes) for st in statics)
+    hh = max(len(st.weight) for st in statics)
     a = encoder.num_actions
     self.tokens = np.zeros((size, n, encoder.token_size), np.float32)
     self.player = np.zeros((size, n), np.int32)
@@ -278,18 +294,23 @@ class TokenValueFunction(value_functions.ValueFunction):
     inputs = {"tokens": lay.tokens, "info": info, "player": lay.player,
               "mask": lay.mask, "range": info[..., 3], "public": public,
               "hist": lay.hist, "weight": lay.weight}
-    ev, prior = net._network.predict(  # pylint: disable=protected-access
-        net.params, inputs, lay.legal)
-    ev = np.asarray(ev, dtype=np.float64).reshape(-1)
+    host = net.host()
+    ev = host.values(inputs).astype(np.float64).reshape(-1)
     unit = net.encoder.utility_scale
     values = tuple(
         ev[lay.flat[p]] * unit * mass[lay.flat[p]] *
         scales[p][lay.entry_query[p]] for p in range(2))
-    prior = np.asarray(prior)
     rows = lay.acting_rows
+    legal = lay.legal
+    temperature = net.config.prior_temperature
+    last = host._last  # pylint: disable=protected-access
 
     def compute(k: int) -> np.ndarray:
-      pi = prior[k, rows[k]].astype(np.float64)
+      # The policy head of query k alone, when GT-CFR reads it (with this
+      # call's activations).
+      host._last = last  # pylint: disable=protected-access
+      pi = masked_softmax(host.logits(k, rows[k]), legal[k, rows[k]],
+                          temperature).astype(np.float64)
       return pi / pi.sum(axis=1, keepdims=True)
 
     return values, value_functions.LazyPriors(lay.defined, compute, lay.num)

@@ -17,6 +17,7 @@ from open_spiel.python import policy as policy_lib
 from open_spiel.python.algorithms import evaluate_bots as py_evaluate_bots
 from open_spiel.python.algorithms import expected_game_score
 from open_spiel.python.algorithms import exploitability
+from open_spiel.python.algorithms import mcts as os_mcts
 import pyspiel
 import pytest
 
@@ -172,6 +173,89 @@ def test_mcts_is_reproducible_from_its_seed():
     pyspiel.evaluate_bots(state, bots, 0)
     histories.append(state.history())
   assert histories[0] == histories[1]
+
+
+def test_mcts_time_limit_zero_is_the_python_bot_unchanged():
+  game = pyspiel.load_game("tic_tac_toe")
+  histories = []
+  for params in ({"simulations": 20, "seed": 4},
+                 {"simulations": 20, "seed": 4, "time_limit": 0.0}):
+    bots = [pyspiel.load_bot("mcts", game, p, params) for p in range(2)]
+    assert type(bots[0]) is os_mcts.MCTSBot  # pylint: disable=unidiomatic-typecheck
+    state = game.new_initial_state()
+    pyspiel.evaluate_bots(state, bots, 0)
+    histories.append(state.history())
+  assert histories[0] == histories[1]
+
+
+def test_mcts_time_limit_runs_openspiel_cpp_search_for_that_long():
+  game = pyspiel.load_game("connect_four")
+  state = game.new_initial_state()
+  # The Python bot's rate here, for comparison.
+  python_bot = pyspiel.load_bot("mcts", game, 0, {"simulations": 300})
+  start = time.perf_counter()
+  python_bot.step(state)
+  python_rate = 300 / (time.perf_counter() - start)
+  # simulations (1) is ignored with a time limit.
+  bot = pyspiel.load_bot("mcts(time_limit=0.2,simulations=1)", game, 0)
+  assert isinstance(bot._search, pyspiel.MCTSBot)  # pylint: disable=protected-access
+  for _ in range(2):
+    start = time.perf_counter()
+    action = bot.step(state)
+    seconds = time.perf_counter() - start
+    assert action in state.legal_actions()
+    assert 0.1 <= seconds <= 1.0, seconds
+    assert bot.search_seconds <= seconds
+    cpp_rate = bot.simulations_run / bot.search_seconds
+    assert cpp_rate > 3 * python_rate, (cpp_rate, python_rate)
+  policy, action = bot.step_with_policy(state)
+  assert dict(policy)[action] == 1.0
+  assert sorted(a for a, _ in policy) == state.legal_actions()
+
+
+def test_mcts_time_limit_with_no_time_for_the_root_plays_a_legal_action():
+  game = pyspiel.load_game("connect_four")
+  state = game.new_initial_state()
+  bot = pyspiel.load_bot("mcts", game, 0, {"time_limit": 1e-12})
+  assert bot.step(state) in state.legal_actions()
+  assert bot.simulations_run < 2
+
+
+def test_mcts_time_limit_beats_uniform_random():
+  game = pyspiel.load_game("tic_tac_toe")
+  wins = losses = 0
+  for seed in range(2):
+    for seat in range(2):
+      bots = [None, None]
+      bots[seat] = pyspiel.load_bot("mcts", game, seat,
+                                    {"time_limit": 0.05, "seed": seed})
+      bots[1 - seat] = pyspiel.load_bot("uniform_random", game, 1 - seat,
+                                        {"seed": seed})
+      for returns in _play_both_ways(game, bots, seed):
+        wins += returns[seat] > 0
+        losses += returns[seat] < 0
+  assert wins >= 5 and losses == 0, (wins, losses)  # 8 games (7 wins here)
+
+
+def test_mcts_time_limit_rejects_python_games():
+  from open_spiel.python.games import tic_tac_toe  # pylint: disable=g-import-not-at-top,unused-import
+  game = pyspiel.load_game("python_tic_tac_toe")
+  with pytest.raises(ValueError, match=r"^mcts: time_limit runs OpenSpiel's "
+                     r"C\+\+ MCTSBot, which cannot play python_tic_tac_toe "
+                     r"\(a Python game\); time_limit is supported for "
+                     r"OpenSpiel's C\+\+ games only"):
+    pyspiel.load_bot("mcts", game, 0, {"time_limit": 0.1})
+  # Without time_limit, OpenSpiel's Python bot plays it.
+  assert pyspiel.load_bot("mcts(simulations=5)", game, 0).step(
+      game.new_initial_state()) in range(9)
+
+
+def test_is_python_game():
+  from open_spiel.python.games import tic_tac_toe  # pylint: disable=g-import-not-at-top,unused-import
+  # C++ games with their own bound classes (pyspiel.connect_four...) too.
+  for name in ("kuhn_poker", "connect_four", "tic_tac_toe"):
+    assert not baselines.is_python_game(pyspiel.load_game(name))
+  assert baselines.is_python_game(pyspiel.load_game("python_tic_tac_toe"))
 
 
 # --- ismcts -------------------------------------------------------------------
@@ -331,7 +415,7 @@ def test_cfr_policy_is_near_nash_and_scores_its_expected_value():
 @pytest.mark.parametrize("name,game_string,params,match", [
     ("mcts", "tic_tac_toe", {"sims": 3},
      r"mcts: unknown parameter\(s\) 'sims'; supported: rollouts, seed, "
-     r"simulations, solve, uct_c"),
+     r"simulations, solve, time_limit, uct_c"),
     ("mcts", "tic_tac_toe", {"simulations": "many"},
      r"mcts: parameter 'simulations' must be of type int.*supported"),
     ("mcts", "tic_tac_toe", {"simulations": 0}, r"mcts: simulations must be"),
@@ -339,6 +423,12 @@ def test_cfr_policy_is_near_nash_and_scores_its_expected_value():
     ("mcts", "kuhn_poker", {},
      r"mcts plays perfect-information.*kuhn_poker\(\) is not a perfect-"
      r"information game \(use ismcts or cfr_policy\)"),
+    ("mcts", "tic_tac_toe", {"time_limit": -0.5},
+     r"^mcts: time_limit must be >= 0.0, got -0.5$"),
+    ("mcts", "tic_tac_toe", {"time_limit": float("inf")},
+     r"^mcts: time_limit must be finite"),
+    ("mcts", "kuhn_poker", {"time_limit": 1.0},
+     r"mcts plays perfect-information.*kuhn_poker"),
     ("ismcts", "kuhn_poker", {"max_worlds": 3},
      r"ismcts: unknown parameter\(s\) 'max_worlds'; supported: "
      r"allow_inconsistent_action_sets, backend, child_selection, "

@@ -24,8 +24,9 @@ from open_spiel_sog.algorithms.networks.tokens import INFO_SIZE
 from open_spiel_sog.algorithms.networks.tokens import TokenNetwork
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.algorithms.sog.cvpn.tokens import TokenBatch
-from open_spiel_sog.algorithms.sog.cvpn.tokens import _EXTRA_PUBLIC
-from open_spiel_sog.algorithms.sog.cvpn.tokens import _log
+from open_spiel_sog.algorithms.sog.cvpn.tokens import EXTRA_PUBLIC
+from open_spiel_sog.algorithms.sog.cvpn.tokens import bucket
+from open_spiel_sog.algorithms.sog.cvpn.tokens import log_feature
 from open_spiel_sog.algorithms.sog.cvpn.tokens import TokenEncoder
 
 _MIN_QUERIES = 8
@@ -222,14 +223,7 @@ class _Layout:
                              for p in range(2))
     self.defined = [q for q, r in enumerate(self.acting_rows)
                     if r is not None]
-    self.extra = encoder.public_size - _EXTRA_PUBLIC
-
-
-def _bucket(n: int, least: int) -> int:
-  size = least
-  while size < n:
-    size *= 2
-  return size
+    self.extra = encoder.public_size - EXTRA_PUBLIC
 
 
 class TokenValueFunction(value_functions.ValueFunction):
@@ -282,15 +276,15 @@ class TokenValueFunction(value_functions.ValueFunction):
             np.bincount(h1, weights=w * r[h0], minlength=cells))
     info = lay.info.copy()
     info[..., 3] = r.reshape(lay.padded, lay.width)
-    info[..., 4] = _log(info[..., 3])
-    info[..., 5] = _log(mass.reshape(lay.padded, lay.width))
+    info[..., 4] = log_feature(info[..., 3])
+    info[..., 5] = log_feature(mass.reshape(lay.padded, lay.width))
     info *= lay.mask[..., None]
     public = lay.public.copy()
     norms = [np.bincount(lay.entry_query[p], weights=ranges[p],
                          minlength=lay.num) for p in range(2)]
-    public[:lay.num, lay.extra + 7] = _log(norms[0])
-    public[:lay.num, lay.extra + 8] = _log(norms[1])
-    public[:lay.num, lay.extra + 9] = _log(lay.chance)
+    public[:lay.num, lay.extra + 7] = log_feature(norms[0])
+    public[:lay.num, lay.extra + 8] = log_feature(norms[1])
+    public[:lay.num, lay.extra + 9] = log_feature(lay.chance)
     inputs = {"tokens": lay.tokens, "info": info, "player": lay.player,
               "mask": lay.mask, "range": info[..., 3], "public": public,
               "hist": lay.hist, "weight": lay.weight}

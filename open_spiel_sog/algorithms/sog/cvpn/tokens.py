@@ -44,7 +44,7 @@ from open_spiel_sog.public_state import PublicStateObserver
 MAX_TOKEN_SIZE = 1 << 15
 MAX_PUBLIC_SIZE = 4096
 HASH_SIZE = 512
-_EXTRA_PUBLIC = 10  # who acts (3), 0, 3 sizes, 3 masses
+EXTRA_PUBLIC = 10  # who acts (3), 0, 3 sizes, 3 masses
 _SPLIT = re.compile(r"[\s,;:|()\[\]{}=]+")
 
 
@@ -56,7 +56,7 @@ def _hashed(text: str, size: int = HASH_SIZE) -> np.ndarray:
   return out
 
 
-def _log(x) -> np.ndarray:
+def log_feature(x) -> np.ndarray:
   """log(x) / 10 clipped at -3 (what the network reads of a mass)."""
   return np.maximum(np.log(np.maximum(x, 1e-30)) / 10.0, -3.0)
 
@@ -112,7 +112,8 @@ _PER_HISTORY = ("hist", "weight")
 _DTYPES = {"player": np.int32, "hist": np.int32}
 
 
-def _bucket(n: int, least: int = 2) -> int:
+def bucket(n: int, least: int = 2) -> int:
+  """The smallest power of two times `least` that is at least `n`."""
   size = least
   while size < n:
     size *= 2
@@ -181,8 +182,8 @@ class TokenBatch:
     """Examples (as `examples` gives them) padded to power-of-two sizes."""
     counts = np.asarray([[len(e["player"]), len(e["weight"])]
                          for e in examples], dtype=np.int64).reshape(-1, 2)
-    n = _bucket(int(counts[:, 0].max(initial=1)))
-    h = _bucket(int(counts[:, 1].max(initial=1)), 1)
+    n = bucket(int(counts[:, 0].max(initial=1)))
+    h = bucket(int(counts[:, 1].max(initial=1)), 1)
     arrays = {}
     for f in FIELDS:
       first = examples[0][f]
@@ -237,7 +238,7 @@ class TokenEncoder:
     self.public_features = (self._features.kind if self._features
                             else "hashed")
     self.public_size = (self._features.size if self._features
-                        else HASH_SIZE) + _EXTRA_PUBLIC
+                        else HASH_SIZE) + EXTRA_PUBLIC
     self._cache = weakref.WeakKeyDictionary()
 
   def spec(self) -> dict[str, Any]:
@@ -277,7 +278,7 @@ class TokenEncoder:
         keys.append(str(node.key))
         node = node.parent
       head = _hashed(" ".join(reversed(keys)))
-    extra = np.zeros(_EXTRA_PUBLIC, dtype=np.float32)
+    extra = np.zeros(EXTRA_PUBLIC, dtype=np.float32)
     who = ps.current_player()
     extra[who if who in (0, 1) else 2] = 1.0
     # extra[3] stays 0: whether the public state is a sample is not an
@@ -362,12 +363,13 @@ class TokenEncoder:
       info[np.arange(n0 + n1), st.player] = 1.0
       info[:, 2] = st.acting
       info[:, 3] = r
-      info[:, 4] = _log(r)
-      info[:, 5] = _log(mass)
+      info[:, 4] = log_feature(r)
+      info[:, 5] = log_feature(mass)
       public = st.public.copy()
-      extra = len(public) - _EXTRA_PUBLIC
+      extra = len(public) - EXTRA_PUBLIC
       norms = [float(np.sum(q.ranges[p])) for p in range(2)]
-      public[extra + 7:extra + 10] = _log(np.asarray(norms + [st.chance]))
+      public[extra + 7:extra + 10] = log_feature(
+          np.asarray(norms + [st.chance]))
       n = n0 + n1
       a = self.num_actions
       ex = {"tokens": st.tokens, "info": info, "player": st.player,

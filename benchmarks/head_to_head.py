@@ -140,7 +140,10 @@ def run_row(pool, params: dict, label: str) -> dict:
   draws = sum(r == 0 for r in returns)
   score = wins + draws / 2
   low, high = wilson(score, n)
-  flat = lambda key: [s for g in games for s in g[key]]  # pylint: disable=unnecessary-lambda-assignment
+
+  def flat(key):
+    return [s for g in games for s in g[key]]
+
   return {
       "game": _GAME.value, "sog": label, "sog_params": params,
       "opponent": _OPPONENT.value, "time_limit": _TIME_LIMIT.value,

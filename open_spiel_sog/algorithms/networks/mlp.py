@@ -5,10 +5,9 @@
 This is the only module that calls `hk.transform` (dm-haiku is in
 maintenance mode: one module to port); the token CVPN's network
 (`tokens.py`) is transformed here too (`transform`). `TwoHeadedMLP`
-holds the transformed
-network, its optimiser (Adam or SGD with momentum, learning rate
-alpha_t = alpha_0 * d^(t / T_decay), Table S2) and the jitted update, loss
-and predict; each network gives its own loss terms. Around it: the
+holds the transformed network, its optimiser (Adam or SGD with momentum,
+learning rate alpha_t = alpha_0 * d^(t / T_decay), Table S2) and the jitted
+update, loss and predict; each network gives its own loss terms. Around it: the
 cross-entropy over legal actions, the masked softmax of the prior as the
 host computes it, and inference padded to power-of-two buckets (one compile
 per bucket). jax, haiku and optax are imported inside the functions, so

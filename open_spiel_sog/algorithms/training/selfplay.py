@@ -329,7 +329,7 @@ class Worker:
       return self._solve_exactly(messages)
     search = self._search_config(cfg.solver_simulations,
                                  cfg.solver_expansions_per_update)
-    queries, values, policies, pushed = [], [], [], []
+    batches, pushed = [], []
     self._restart_observers()
     for message in messages:
       query = self.query(message)
@@ -337,10 +337,9 @@ class Worker:
       result = gt_cfr.GTCFR(ps, self.value_fn, search, ranges=query.ranges,
                             rng=self.rng).run()
       self.stats.solves += 1
-      queries.append(query)
-      values.append(result.root_values)
-      policies.append(_policy_array(result, ps, self.num_actions)
-                      if ps.is_player_node() else None)
+      queries, values = [query], [result.root_values]
+      policies = [_policy_array(result, ps, self.num_actions)
+                  if ps.is_player_node() else None]
       for node in self._interior_targets(result, cfg.solver_value_targets - 1):
         summary = result.summaries[node.ps.id]
         queries.append(Query(node.ps, summary.ranges))
@@ -348,7 +347,14 @@ class Worker:
         policies.append(None)
       pushed.extend(self.message(x)
                     for x in _pick(self.rng, result.queries, cfg.q_recursive))
-    batch = self.encoder.encode(queries, values=values, policies=policies)
+      # Encoded now: with a sampled observer, the next message's query may
+      # resample a public state on its way and drop this search's public
+      # states with their histories (encoding a chance-node root, which no
+      # network call cached, then failed).
+      batches.append(self.encoder.encode(queries, values=values,
+                                         policies=policies))
+    batch = (cvpn.concatenate(batches) if batches else
+             self.encoder.encode([], values=[], policies=[]))
     self.stats.examples += len(batch)
     self.stats.queries_pushed += len(pushed)
     return batch, pushed
@@ -356,16 +362,32 @@ class Worker:
   def _solve_exactly(self, messages: Sequence[QueryMessage]
                      ) -> tuple[cvpn.Batch, list[QueryMessage]]:
     """`solve` with solver "exact": each query's subgame solved to the
-    tolerance, side by side; its root values and policy are the targets."""
+    tolerance, side by side (a sampled query's with those built before it,
+    before the next is built); its root values and policy are the
+    targets."""
     if self._exact is None:
       self._exact = ExactValueFunction(
           self.game, tolerance=self.config.solver_tolerance)
     self._restart_observers()
-    queries = [self.query(m) for m in messages]
-    evaluations = self._exact.evaluate(queries)
-    self.stats.solves += len(queries)
-    batch = self.encoder.encode(
-        queries, values=[e.values for e in evaluations],
-        policies=[e.policy for e in evaluations])  # None at chance nodes
+    batches, queries = [], []
+
+    def solve_queries(queries):
+      evaluations = self._exact.evaluate(queries)
+      self.stats.solves += len(queries)
+      batches.append(self.encoder.encode(
+          queries, values=[e.values for e in evaluations],
+          policies=[e.policy for e in evaluations]))  # None at chance nodes
+
+    for i, message in enumerate(messages):
+      queries.append(self.query(message))
+      if not queries[-1].public_state.exact and i + 1 < len(messages):
+        # Building the next query may resample a public state on its way and
+        # drop this sample with its histories (see `solve`): the queries
+        # built so far are solved first.
+        solve_queries(queries)
+        queries = []
+    if queries or not batches:
+      solve_queries(queries)
+    batch = cvpn.concatenate(batches) if len(batches) > 1 else batches[0]
     self.stats.examples += len(batch)
     return batch, []

@@ -21,6 +21,7 @@ from open_spiel_sog.algorithms.networks import write_npz
 from open_spiel_sog.algorithms.sog.cvpn.factory import make_encoder
 from open_spiel_sog.algorithms.sog.cvpn.factory import make_network
 from open_spiel_sog.algorithms.sog.cvpn.network import CVPN
+from open_spiel_sog.algorithms.sog.cvpn.token_network import TokenCVPN
 from open_spiel_sog.public_state import PublicStateObserver
 
 CHECKPOINT_FORMAT = "open_spiel_sog.cvpn/1"
@@ -80,10 +81,19 @@ def load_checkpoint(path: str, game: pyspiel.Game | str,
     raise CheckpointError(f"checkpoint {path!r} expects inputs/outputs "
                           f"{meta['spec']}, {game} has {encoder.spec()}")
   net = make_network(encoder.observer, config, encoder)
-  net.init(0)
-  net.params = unflatten(net.params, arrays, "params", path)
-  if meta.get("has_optimizer"):
-    net.opt_state = unflatten(net.opt_state, arrays, "opt_state", path)
+  if isinstance(net, TokenCVPN):
+    # The parameters' shapes, not their values: initialising the token
+    # network takes seconds of compilation (the slot network's init is
+    # kept as it was).
+    net.params = unflatten(net.param_shapes(), arrays, "params", path)
+    if meta.get("has_optimizer"):
+      net.opt_state = unflatten(net.opt_state_shapes(), arrays, "opt_state",
+                                path)
+  else:
+    net.init(0)
+    net.params = unflatten(net.params, arrays, "params", path)
+    if meta.get("has_optimizer"):
+      net.opt_state = unflatten(net.opt_state, arrays, "opt_state", path)
   net.step = int(meta["step"])
   net.metadata = meta
   return net

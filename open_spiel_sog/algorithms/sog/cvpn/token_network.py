@@ -58,7 +58,14 @@ class TokenCVPN:
     self.step = 0
 
   def param_shapes(self):
+    """The parameter tree's shapes and dtypes (jax.ShapeDtypeStruct
+    leaves), computed without initialising anything."""
     return self._network.param_shapes()
+
+  def opt_state_shapes(self):
+    """The optimiser state's shapes, as `param_shapes`."""
+    import jax  # pylint: disable=g-import-not-at-top
+    return jax.eval_shape(self._network.optimizer.init, self.param_shapes())
 
   def _check_writable(self, what: str) -> None:
     if self.read_only:

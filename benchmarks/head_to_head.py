@@ -14,7 +14,10 @@ learning curve over a training run's checkpoints (issue 48).
 Games are played in duplicate seats: games 2k and 2k + 1 share seed k
 (--first_seed + k), SoG in seat 0, then 1, as OpenSpiel's `evaluate_bots`
 plays them (restart, step, inform_action). SoG is `pyspiel.load_bot("sog",
-game, seat, {time_limit, seed, **--sog_params})`; the opponent is a bot
+game, seat, {time_limit, seed, simulations: 1000000, **--sog_params})`:
+under a time limit the bot's `simulations` is a cap (100 by default), lifted
+here so that the time decides; give an opponent SoG the same in its bot
+string (`sog(time_limit=1,simulations=1000000,...)`). The opponent is a bot
 string for `pyspiel.load_bot` where '{seed}' stands for the game's seed.
 SoG's score is (wins + draws / 2) / games, with a 95% Wilson interval (on
 the score as a proportion: draws count half) and a 95% normal interval of
@@ -81,7 +84,8 @@ def play(args) -> dict:
   from open_spiel_sog.bots import sog  # pylint: disable=g-import-not-at-top
   game = pyspiel.load_game(game_string)
   config = sog.SoGConfig.from_params(
-      {**params, "time_limit": time_limit, "seed": seed})
+      {"simulations": 1_000_000, **params, "time_limit": time_limit,
+       "seed": seed})
   bot = sog.SoGBot(game, seat, config)
   other = pyspiel.load_bot(opponent.replace("{seed}", str(seed)), game,
                            1 - seat)

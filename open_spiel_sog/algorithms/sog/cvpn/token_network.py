@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+import pyspiel
 
 from open_spiel_sog.algorithms.networks import NetworkConfig
 from open_spiel_sog.algorithms.networks import learning_rate_schedule
@@ -249,6 +250,25 @@ class TokenValueFunction(value_functions.ValueFunction):
   def __init__(self, net: TokenCVPN):
     self.net = net
     self._layouts: dict = {}
+    game = net.encoder.game
+    self._perfect_information = (
+        game.get_type().information ==
+        pyspiel.GameType.Information.PERFECT_INFORMATION)
+
+  def fixed_history_values(self, ps, pending: int = 1):
+    """In a perfect-information game, a leaf's values are those of its one
+    history whatever the ranges (both normalise to 1): the network is asked
+    once per leaf, with unit ranges, and the search folds the leaf into its
+    sums instead of asking again at every update (as it does with
+    rollouts). None in other games."""
+    del pending
+    if not self._perfect_information or len(ps.histories) != 1:
+      return None
+    one = np.ones(1)
+    evaluation = self.evaluate([value_functions.Query(ps, (one, one))])[0]
+    index = np.zeros(1, dtype=np.int64)
+    return (index, index, np.asarray([evaluation.values[0][0]]),
+            evaluation.policy)
 
   def forget(self, observer, ids) -> None:
     self.net.encoder.forget(observer, ids)

@@ -196,8 +196,8 @@ def _plot(rows: list[dict], path: str) -> None:
   ax.set_xlabel("training minutes")
   ax.set_ylabel("SoG's score (95% interval)")
   ax.set_ylim(0, 1)
-  ax.set_title(f"{_GAME.value}: SoG vs {_OPPONENT.value}, "
-               f"{_TIME_LIMIT.value:g} s a move", fontsize=9)
+  ax.set_title(f"{_GAME.value}: SoG vs\n{_OPPONENT.value},\n"
+               f"{_TIME_LIMIT.value:g} s a move", fontsize=8)
   ax.grid(True, alpha=0.3)
   fig.tight_layout()
   fig.savefig(path, dpi=100)

@@ -329,7 +329,7 @@ class Worker:
       return self._solve_exactly(messages)
     search = self._search_config(cfg.solver_simulations,
                                  cfg.solver_expansions_per_update)
-    queries, values, policies, pushed = [], [], [], []
+    batches, pushed = [], []
     self._restart_observers()
     for message in messages:
       query = self.query(message)
@@ -337,10 +337,10 @@ class Worker:
       result = gt_cfr.GTCFR(ps, self.value_fn, search, ranges=query.ranges,
                             rng=self.rng).run()
       self.stats.solves += 1
-      queries.append(query)
-      values.append(result.root_values)
-      policies.append(_policy_array(result, ps, self.num_actions)
-                      if ps.is_player_node() else None)
+      queries = [query]
+      values = [result.root_values]
+      policies = [_policy_array(result, ps, self.num_actions)
+                  if ps.is_player_node() else None]
       for node in self._interior_targets(result, cfg.solver_value_targets - 1):
         summary = result.summaries[node.ps.id]
         queries.append(Query(node.ps, summary.ranges))
@@ -348,7 +348,12 @@ class Worker:
         policies.append(None)
       pushed.extend(self.message(x)
                     for x in _pick(self.rng, result.queries, cfg.q_recursive))
-    batch = self.encoder.encode(queries, values=values, policies=policies)
+      # Encoded now: with sampled public states, the next message's
+      # `query` may resample a public state on its way and drop this one's
+      # tree (its histories gone).
+      batches.append(self.encoder.encode(queries, values=values,
+                                         policies=policies))
+    batch = cvpn.concatenate(batches)
     self.stats.examples += len(batch)
     self.stats.queries_pushed += len(pushed)
     return batch, pushed
@@ -361,11 +366,19 @@ class Worker:
       self._exact = ExactValueFunction(
           self.game, tolerance=self.config.solver_tolerance)
     self._restart_observers()
-    queries = [self.query(m) for m in messages]
-    evaluations = self._exact.evaluate(queries)
-    self.stats.solves += len(queries)
-    batch = self.encoder.encode(
-        queries, values=[e.values for e in evaluations],
-        policies=[e.policy for e in evaluations])  # None at chance nodes
+    # With sampled public states, one query at a time: a later message's
+    # `query` may resample a public state on its way and drop an earlier
+    # query's (see `solve`).
+    groups = ([[m] for m in messages] if self.sampling else
+              [list(messages)])
+    batches = []
+    for group in groups:
+      queries = [self.query(m) for m in group]
+      evaluations = self._exact.evaluate(queries)
+      self.stats.solves += len(queries)
+      batches.append(self.encoder.encode(
+          queries, values=[e.values for e in evaluations],
+          policies=[e.policy for e in evaluations]))  # None at chance nodes
+    batch = cvpn.concatenate(batches)
     self.stats.examples += len(batch)
     return batch, []

@@ -14,25 +14,28 @@ in a child process of its own: a few steps of sound self-play training with
 the token input, one process, a small network (--hidden, --policy_hidden,
 --token_width, --conv_channels), few simulations (--actor_simulations,
 --solver_simulations), self-play games capped at --max_moves moves, public
-states sampled past --max_histories histories. --max_updates_per_example
-defaults to 1, so a run gathers at least --steps x --batch_size examples:
-with the defaults that is more than one self-play game's worth on most games,
-so the run also solves the queries a game pushed (the sampled-query path of
-training). Every run writes a checkpoint to a temporary folder after each
-step.
+states sampled past --max_histories histories (--game_args gives a game
+flags of its own: by default python_liars_poker samples fewer histories,
+see the flag). --max_updates_per_example defaults to 1, so a run gathers at
+least --steps x --batch_size examples: with the defaults that is more than
+one self-play game's worth on most games, so the run also solves the
+queries a game pushed (the sampled-query path of training). Every run
+writes a checkpoint to a temporary folder after each step.
 
 Each game gets a row: `trains` when the run reached its steps (wall seconds
 of the child, imports included; steps; examples; examples per second of the
-training run itself, its `seconds`; the run's mean loss; self-play games and
-query solves), else `fails` with the child's last error line (its last
-stderr line that is not a progress or log line), or `timeout` when the child
-ran past --time_limit_per_game seconds: it then gets SIGTERM (train.py
-finishes the game or solve in progress, writes its summary and exits) and,
---grace seconds later, SIGKILL; the row says how many examples and steps it
-had made, from the summary or else from the last checkpoint. Rows are
-ordered as the games ran: by default, quickest first by the peak memory
-benchmarks/game_coverage.py recorded for each game (--order_from; a proxy for
-the size of its public states).
+training run itself, its `seconds`; the run's mean loss, and the last
+step's value and policy losses; self-play games and query solves), else
+`fails` with the child's last error line (its last stderr line that is not
+a log line), or `timeout` when the child ran past --time_limit_per_game
+seconds: it then gets SIGTERM (train.py finishes the game or solve in
+progress, writes its summary and exits) and, --grace seconds later,
+SIGKILL; the row says how many examples and steps it had made, from the
+summary or else from the last checkpoint. A run that reached its steps as
+the SIGTERM came counts as trains (its seconds show it). Rows are ordered
+as the games ran: by default, quickest first by the peak memory
+benchmarks/game_coverage.py recorded for each game (--order_from; a proxy
+for the size of its public states).
 
 The Markdown table (game | result | s | examples/s | loss) goes to stdout,
 then counts; --json adds one JSON object (the settings and the rows) on the
@@ -100,8 +103,14 @@ _TRAIN_ARGS = flags.DEFINE_string(
     "train_args", "", "More train.py flags for every game (one string, split "
     "as a shell would; later flags win).")
 _GAME_ARGS = flags.DEFINE_multi_string(
-    "game_args", [], "GAME=FLAGS: more train.py flags for one game (its "
-    "short name or full game string), after --train_args; repeatable.")
+    "game_args", ["python_liars_poker=--max_histories=20"],
+    "GAME=FLAGS: more train.py flags for one game (its short name or full "
+    "game string), after --train_args; repeatable (giving it replaces the "
+    "default). Default: python_liars_poker samples 20 histories, not 100 "
+    "(OpenSpiel's Python liars_poker takes about 2 ms per "
+    "information_state_string, and a sampled expansion builds up to 4 x "
+    "max_histories children: with 100, one query solve took 35 s and the "
+    "run timed out at 240 s).")
 _ORDER_FROM = flags.DEFINE_string(
     "order_from",
     os.path.join(_ROOT, "benchmarks", "results",
@@ -137,7 +146,8 @@ def train_command(game: str, checkpoint: str) -> list[str]:
           f"--solver_simulations={_SOLVER_S.value}",
           f"--max_moves={_MAX_MOVES.value}",
           f"--max_histories={_MAX_HISTORIES.value}",
-          f"--hidden={_HIDDEN.value}", f"--policy_hidden={_POLICY_HIDDEN.value}",
+          f"--hidden={_HIDDEN.value}",
+          f"--policy_hidden={_POLICY_HIDDEN.value}",
           f"--token_width={_TOKEN_WIDTH.value}",
           f"--conv_channels={_CONV_CHANNELS.value}", f"--seed={_SEED.value}",
           f"--checkpoint={checkpoint}", "--checkpoint_every=1",
@@ -192,7 +202,10 @@ def run_game(game: str) -> dict:
   with tempfile.TemporaryDirectory(prefix="train_coverage-") as tmp:
     checkpoint = os.path.join(tmp, "net.npz")
     args = train_command(game, checkpoint)
-    row["command"] = " ".join(shlex.quote(a) for a in args[1:])
+    row["command"] = " ".join(
+        shlex.quote(a) for a in ["examples/train.py"] + [
+            "--checkpoint=TMP/net.npz" if a.startswith("--checkpoint=") else a
+            for a in args[2:]])
     out_path, err_path = os.path.join(tmp, "out"), os.path.join(tmp, "err")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(
@@ -235,6 +248,8 @@ def run_game(game: str) -> dict:
                  examples_per_s=(round(summary["examples"] / run_s, 2)
                                  if run_s > 0 else None),
                  loss=summary.get("loss"),
+                 value_loss=(summary.get("last") or {}).get("value_loss"),
+                 policy_loss=(summary.get("last") or {}).get("policy_loss"),
                  games=int(stats.get("games", 0)),
                  solves=int(stats.get("solves", 0)))
     finished = (summary is not None and not summary.get("stopped") and

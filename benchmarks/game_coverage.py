@@ -41,6 +41,8 @@ from absl import flags
 import numpy as np
 import pyspiel
 
+from coverage_games import coverage_games  # pylint: disable=g-bad-import-order
+
 _GAMES = flags.DEFINE_string(
     "games", "", "Game strings to try, separated by ';' (empty: every "
     "two-player zero-sum or constant-sum game, see the module docstring).")
@@ -75,28 +77,6 @@ _WORKER = flags.DEFINE_string("worker", "",
 
 def _log(message: str) -> None:
   print(message, file=sys.stderr, flush=True)
-
-
-def coverage_games() -> list[str]:
-  """Default game strings: two-player zero-sum or constant-sum games."""
-  import open_spiel.python.games  # pylint: disable=g-import-not-at-top,unused-import
-  zero_sum = (pyspiel.GameType.Utility.ZERO_SUM,
-              pyspiel.GameType.Utility.CONSTANT_SUM)
-  names = []
-  for game_type in pyspiel.registered_games():
-    if game_type.utility not in zero_sum:
-      continue
-    if not game_type.min_num_players <= 2 <= game_type.max_num_players:
-      continue
-    name = game_type.short_name
-    try:
-      game = pyspiel.load_game(name)
-    except pyspiel.SpielError:
-      continue  # needs parameters (e.g. efg_game, nfg_game)
-    if game.num_players() != 2:
-      name = f"{name}(players=2)"
-    names.append(name)
-  return sorted(names)
 
 
 def _apply_chance(state, rng) -> None:

@@ -30,11 +30,16 @@ sample, as in the sog bot, and each seat of a self-play game has its own
 observer whose samples favour that seat's infostate (as two bots would).
 A sampled query is rebuilt from its history as a new sample, its ranges
 carried over by infostate key (infostates the new sample adds get 0).
+Where a game's infostate strings turn out to forget what the player saw (a
+decision infostate in two public states, `InfostateSplit`), a token-input
+worker switches to action-observation histories, as the sog bot does, and
+plays the game or solves the queries again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Callable, Sequence
 
 import numpy as np
@@ -46,20 +51,24 @@ from open_spiel_sog.algorithms.sog import resolving
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.sog import ExactValueFunction
 from open_spiel_sog.algorithms.sog.value_functions import Query
+from open_spiel_sog.public_state import InfostateSplit
 from open_spiel_sog.public_state import ObserverConfig
 from open_spiel_sog.public_state import PublicState
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import search_game
+from open_spiel_sog.public_state import unsupported_infostate_source
 
 
 @dataclasses.dataclass
 class QueryMessage:
   """A query in a form that pickles: a history reaching its public state,
   and, for a sampled public state, each player's infostate keys that the
-  ranges are over."""
+  ranges are over, and the infostate keys of the worker that made it
+  ("auto", or "aoh" after a switch: see the module docstring)."""
   history: tuple[int, ...]
   ranges: tuple[np.ndarray, np.ndarray]
   keys: tuple[list[str], list[str]] | None = None
+  infostates: str = "auto"
 
 
 @dataclasses.dataclass
@@ -114,22 +123,9 @@ class Worker:
     self.encoder = net.encoder
     self.value_fn = cvpn.value_function_for(net)
     self.rng = np.random.default_rng([config.seed, seed])
-    # Slots need exact public states (the encoder's observer); the token
-    # input samples past max_histories, one observer per seat favouring its
-    # own infostate, and one for the query solves.
     self.sampling = config.network.input == "tokens" and config.max_histories
-    if self.sampling:
-      def observer(i, favoured):
-        o = PublicStateObserver(self.game, ObserverConfig(
-            max_histories=config.max_histories,
-            sample_seed=int(self.rng.integers(1 << 31)) + i))
-        o.favoured_player = favoured
-        return o
-      self.seat_observers = [observer(0, 0), observer(1, 1)]
-      self.observer = observer(2, None)
-    else:
-      self.observer = net.encoder.observer
-      self.seat_observers = [self.observer, self.observer]
+    self.infostates = "auto"  # "aoh" after a switch (_switch_to_aoh)
+    self._make_observers()
     self.num_actions = self.game.num_distinct_actions()
     perfect = (self.game.get_type().information ==
                pyspiel.GameType.Information.PERFECT_INFORMATION)
@@ -137,6 +133,47 @@ class Worker:
     self.stats = WorkStats()
     self._exact = None  # the exact solver's value function, when used
     self.index = index  # which actor or solver this is (in stats)
+
+  def _make_observers(self) -> None:
+    """Slots need exact public states (the encoder's observer); the token
+    input samples past max_histories, one observer per seat favouring its
+    own infostate, and one for the query solves."""
+    config = self.config
+    if self.sampling:
+      def observer(i, favoured):
+        o = PublicStateObserver(self.game, ObserverConfig(
+            infostates=self.infostates, max_histories=config.max_histories,
+            sample_seed=int(self.rng.integers(1 << 31)) + i))
+        o.favoured_player = favoured
+        return o
+      self.seat_observers = [observer(0, 0), observer(1, 1)]
+      self.observer = observer(2, None)
+    else:
+      self.observer = (self.net.encoder.observer if self.infostates == "auto"
+                       else PublicStateObserver(self.game, ObserverConfig(
+                           infostates=self.infostates)))
+      self.seat_observers = [self.observer, self.observer]
+
+  def _switch_to_aoh(self, reason: str) -> bool:
+    """As the sog bot does where the game's infostate strings turn out to
+    forget what the player saw: the worker's observers key infostates by
+    action-observation histories from now on (once, with a notice). False
+    where it cannot: the keys are not the automatic string keys, the input
+    is slots (laid out on the encoder's own observer), or the game has no
+    action-observation histories."""
+    if (self.infostates != "auto" or self.config.network.input != "tokens"
+        or self.observer.infostate_source != "string" or
+        unsupported_infostate_source(self.game, "aoh")):
+      return False
+    print(f"train: {self.game}'s infostate strings forget what the player "
+          f"saw ({reason}); switching to action-observation histories",
+          file=sys.stderr)
+    for o in {id(o): o for o in self.seat_observers + [self.observer]
+              }.values():
+      self.value_fn.forget(o, o.restart())
+    self.infostates = "aoh"
+    self._make_observers()
+    return True
 
   def _search_config(self, simulations, expansions) -> gt_cfr.GTCFRConfig:
     return gt_cfr.GTCFRConfig(
@@ -158,15 +195,21 @@ class Worker:
     return QueryMessage(tuple(h.history()),
                         (np.asarray(query.ranges[0], dtype=np.float32),
                          np.asarray(query.ranges[1], dtype=np.float32)),
-                        keys)
+                        keys, self.infostates)
 
   def query(self, message: QueryMessage) -> Query:
+    if message.infostates == "aoh" and self.infostates == "auto":
+      # Its worker found that the game's strings forget: so would this one.
+      self._switch_to_aoh("a query keyed by action-observation histories")
     state = self.game.new_initial_state()
     for a in message.history:
       state.apply_action(a)
     ps, _ = self.observer.public_state_of(state)
     ranges = tuple(np.asarray(r, dtype=np.float64) for r in message.ranges)
-    if message.keys is not None or not ps.exact:
+    if message.infostates != self.infostates:
+      # Made on other infostate keys (before a switch): no ranges carry.
+      ranges = (np.ones(ps.num_infostates(0)), np.ones(ps.num_infostates(1)))
+    elif message.keys is not None or not ps.exact:
       # A sample (here or where the query was made): ranges by key.
       old = message.keys or (ps.infostates(0), ps.infostates(1))
       mapped = []
@@ -197,6 +240,15 @@ class Worker:
     ends (the solvers get a steady supply rather than a game's worth at its
     end), and the returned list is empty.
     """
+    try:
+      return self._play_game(push)
+    except InfostateSplit as e:
+      if not self._switch_to_aoh("a decision infostate lies in two public "
+                                 "states"):
+        raise
+      return self._play_game(push)
+
+  def _play_game(self, push):
     cfg = self.config
     rcfg = resolving.ResolveConfig(
         search=self._search_config(cfg.actor_simulations,
@@ -324,6 +376,15 @@ class Worker:
   def solve(self, messages: Sequence[QueryMessage]
             ) -> tuple[cvpn.Batch, list[QueryMessage]]:
     """Value (and policy) targets for queries: (examples, recursive queries)."""
+    try:
+      return self._solve(messages)
+    except InfostateSplit as e:
+      if not self._switch_to_aoh("a decision infostate lies in two public "
+                                 "states"):
+        raise
+      return self._solve(messages)
+
+  def _solve(self, messages):
     cfg = self.config
     if cfg.solver == "exact":
       return self._solve_exactly(messages)

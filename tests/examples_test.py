@@ -76,6 +76,36 @@ def test_game_coverage_records_plays_and_refusals():
   assert f"| {breakthrough['max_rss_mb']} |" in result.stdout
 
 
+def test_train_coverage_records_trains_fails_and_timeouts(tmp_path):
+  output = tmp_path / "train_coverage.json"
+  result = _run("benchmarks/train_coverage.py",
+                "--games=kuhn_poker;kuhn_poker(players=3)", "--order_from=",
+                "--time_limit_per_game=120", "--json", f"--output={output}")
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  assert summary == json.loads(output.read_text())
+  assert (summary["trains"], summary["fails"], summary["timeout"]) == (1, 1, 0)
+  rows = {row["game"]: row for row in summary["rows"]}
+  kuhn = rows["kuhn_poker"]
+  assert kuhn["status"] == "trains" and kuhn["steps"] == 3
+  assert kuhn["examples"] >= 24 and kuhn["games"] > 0 and kuhn["solves"] > 0
+  assert kuhn["examples_per_s"] > 0 and kuhn["loss"] > 0
+  # Refused with train.py's one-line reason, no traceback.
+  refused = rows["kuhn_poker(players=3)"]
+  assert refused["status"] == "fails" and "traceback" not in refused
+  assert refused["error"].startswith("exit 2: train: ")
+  assert "two-player" in refused["error"]
+  assert "| kuhn_poker | trains (3 steps" in result.stdout
+  # Stopped at the bound (here while train.py is still importing).
+  result = _run("benchmarks/train_coverage.py", "--games=kuhn_poker",
+                "--time_limit_per_game=1", "--grace=5", "--json")
+  assert result.returncode == 0, result.stderr
+  row = json.loads(result.stdout.strip().splitlines()[-1])["rows"][0]
+  assert row["status"] == "timeout"
+  assert row["error"].startswith("timeout after 1 s (")
+  assert row["examples"] == 0 and row["steps"] == 0
+
+
 def test_game_memory_reports_memory_and_decisions_over_a_game():
   result = _run("benchmarks/game_memory.py",
                 "--game=breakthrough(rows=4,columns=3)", "--time_limit=0.05",

@@ -63,7 +63,8 @@ def _bucket(n: int) -> int:
   return size
 
 
-def _jit_functions(net, optimizer, cfg: NetworkConfig, terms):
+def jit_functions(net, optimizer, cfg: NetworkConfig, terms,
+                  inputs_of=lambda batch: batch["inputs"]):
   """Jitted (update, loss, predict) of a Haiku network whose apply gives
   (values, logits).
 
@@ -77,7 +78,7 @@ def _jit_functions(net, optimizer, cfg: NetworkConfig, terms):
   import optax  # pylint: disable=g-import-not-at-top
 
   def loss_fn(params, batch):
-    values, logits = net.apply(params, batch["inputs"])
+    values, logits = net.apply(params, inputs_of(batch))
     value_loss, policy_loss = terms(values, logits, batch)
     loss = cfg.value_weight * value_loss + cfg.policy_weight * policy_loss
     if cfg.weight_decay:
@@ -124,7 +125,7 @@ class TwoHeadedMLP:
                value_shape: tuple[int, ...], policy_shape: tuple[int, ...],
                terms: Callable[[Any, Any, dict], tuple[Any, Any]]):
     """`terms(values, logits, batch)` gives the (value_loss, policy_loss) of
-    a batch (see `_jit_functions`)."""
+    a batch (see `jit_functions`)."""
     import haiku as hk  # pylint: disable=g-import-not-at-top
     import jax  # pylint: disable=g-import-not-at-top
 
@@ -148,7 +149,7 @@ class TwoHeadedMLP:
 
     self.net = transform(forward)
     self.optimizer = _optimizer(config)
-    self.update, self.loss, self.predict = _jit_functions(
+    self.update, self.loss, self.predict = jit_functions(
         self.net, self.optimizer, config, terms)
     # `forward`'s layers by parameter name.
     self.layers = {

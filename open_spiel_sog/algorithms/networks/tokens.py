@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from open_spiel_sog.algorithms.networks.mlp import cross_entropy
+from open_spiel_sog.algorithms.networks.mlp import jit_functions
 from open_spiel_sog.algorithms.networks.mlp import optimizer as make_optimizer
 from open_spiel_sog.algorithms.networks.mlp import transform
 from open_spiel_sog.algorithms.networks.settings import NetworkConfig
@@ -168,10 +169,8 @@ class TokenNetwork:
 
     self.net = transform(forward)
     self.optimizer = make_optimizer(cfg)
-    net, opt = self.net, self.optimizer
 
-    def terms(params, batch):
-      ev, logits = net.apply(params, batch)
+    def terms(ev, logits, batch):
       err = ev - batch["value_target"]
       huber = optax.losses.huber_loss(err, delta=cfg.huber_delta)
       vmask = batch["value_mask"]
@@ -179,27 +178,12 @@ class TokenNetwork:
       ce = cross_entropy(logits, batch["legal"], batch["policy_target"])
       pmask = batch["policy_mask"]
       policy_loss = jnp.sum(ce * pmask) / jnp.maximum(jnp.sum(pmask), 1.0)
-      loss = cfg.value_weight * value_loss + cfg.policy_weight * policy_loss
-      if cfg.weight_decay:
-        loss += cfg.weight_decay * sum(
-            jnp.sum(jnp.square(w)) for w in jax.tree_util.tree_leaves(params))
-      return loss, {"loss": loss, "value_loss": value_loss,
-                    "policy_loss": policy_loss}
+      return value_loss, policy_loss
 
-    def update(params, opt_state, batch):
-      grads, metrics = jax.grad(terms, has_aux=True)(params, batch)
-      updates, opt_state = opt.update(grads, opt_state, params)
-      return optax.apply_updates(params, updates), opt_state, metrics
-
-    def predict(params, inputs, legal):
-      ev, logits = net.apply(params, inputs)
-      prior = jax.nn.softmax(
-          jnp.where(legal > 0, logits / cfg.prior_temperature, -1e9), axis=-1)
-      return ev, prior
-
-    self.update = jax.jit(update)
-    self.loss = jax.jit(terms)
-    self.predict = jax.jit(predict)
+    # The optimiser step, loss and predict are the MLP's (`jit_functions`),
+    # on the batch's fields.
+    self.update, self.loss, self.predict = jit_functions(
+        self.net, self.optimizer, cfg, terms, inputs_of=lambda batch: batch)
     self._jax = jax
 
   def dummy(self) -> dict[str, np.ndarray]:

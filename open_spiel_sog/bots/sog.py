@@ -20,7 +20,13 @@ Parameters (all optional; see `SoGConfig` for the meaning of each):
   simulations, expansions_per_update, top_k, value_function, alpha, seed,
   c_puct, alternating, averaging_power, walks_per_simulation,
   search_opponent_nodes, exact_tolerance, exact_max_iterations, rollouts,
-  checkpoint, time_limit, infostates, max_histories, policy_threshold.
+  checkpoint, time_limit, infostates, max_histories, policy_threshold,
+  subgame, root_histories, order2_histories, gadget, freeze_other_selves.
+
+Past the enumeration bound (`subgame`), the bot searches an anchored subgame
+instead (`algorithms/sog/anchored/`, DESIGN.md section 15): its own
+infostate and the order-2 set around it, grown by histories and kept across
+its moves.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import Any, Mapping
 import numpy as np
 import pyspiel
 
+from open_spiel_sog.algorithms.sog import anchored
 from open_spiel_sog.algorithms.sog import exact_values
 from open_spiel_sog.algorithms.sog import gt_cfr
 from open_spiel_sog.algorithms.sog import resolving
@@ -50,6 +57,9 @@ from open_spiel_sog.public_state import PublicState
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import search_game  # pylint: disable=unused-import  (sog.search_game)
 from open_spiel_sog.public_state import unsupported_infostate_source
+
+SUBGAMES = ("auto", "public_state", "anchored")
+
 
 @dataclasses.dataclass(frozen=True)
 class SoGConfig:
@@ -101,6 +111,24 @@ class SoGConfig:
       (a chance-weighted sample of this many, always holding the bot's own
       history, refreshed when play leaves it); 0 enumerates every public
       state exactly. Smaller ones are exact.
+    subgame: "public_state" (GT-CFR over public states, sampled past
+      max_histories), "anchored" (the anchored subgame: the bot's infostate
+      and the order-2 set, grown by histories and kept across moves; leaves
+      valued by `rollouts` random rollouts) or "auto": anchored in
+      imperfect-information games whose public states exceed max_histories
+      (`needs_anchored`), public states otherwise (enumerable games keep
+      the exact path).
+    root_histories: anchored: histories of the bot's infostate at the root.
+    order2_histories: anchored: histories of each opponent infostate
+      touching the bot's (the order-2 set).
+    gadget: anchored: "resolve" (an exit per opponent root infostate at the
+      previous search's value) or "none".
+    freeze_other_selves: anchored: play the bot's other root infostates at
+      the previous search's policy (1-KLSS) instead of re-optimising them
+      (an ablation).
+    leaf_rollouts: anchored: random rollouts valuing each new leaf history
+      (phantom_ttt, first search at time_limit=1: x's value 0.50 with 1,
+      0.59 with 4).
     policy_threshold: the bot plays (and `get_policy` gives) the searched
       policy with the actions below this probability dropped and the rest
       renormalised, the largest always kept (thresholding: Ganzfried and
@@ -128,6 +156,12 @@ class SoGConfig:
   infostates: str = "auto"
   max_histories: int = 300
   policy_threshold: float = 0.0
+  subgame: str = "auto"
+  root_histories: int = 128
+  order2_histories: int = 8
+  gadget: str = "resolve"
+  freeze_other_selves: bool = False
+  leaf_rollouts: int = 4
 
   @classmethod
   def from_params(cls, params: Mapping[str, Any] | None) -> "SoGConfig":
@@ -206,7 +240,14 @@ class SoGConfig:
     if not 0.0 <= self.policy_threshold < 1.0:
       raise ValueError("sog: policy_threshold must be in [0, 1) (0: play "
                        f"the searched policy), got {self.policy_threshold}")
-    for name in ("exact_max_iterations", "rollouts", "walks_per_simulation"):
+    if self.subgame not in SUBGAMES:
+      raise ValueError(f"sog: unknown subgame {self.subgame!r}; supported: "
+                       f"{', '.join(map(repr, SUBGAMES))}")
+    if self.gadget not in anchored.GADGETS:
+      raise ValueError(f"sog: unknown gadget {self.gadget!r}; supported: "
+                       f"{', '.join(map(repr, anchored.GADGETS))}")
+    for name in ("exact_max_iterations", "rollouts", "walks_per_simulation",
+                 "root_histories", "order2_histories", "leaf_rollouts"):
       if getattr(self, name) < 1:
         raise ValueError(f"sog: {name} must be >= 1, got "
                          f"{getattr(self, name)}")
@@ -267,6 +308,43 @@ def resolve_config(config: SoGConfig, game: pyspiel.Game
       alpha=config.alpha)
 
 
+def needs_anchored(game: pyspiel.Game, max_histories: int,
+                   max_public_states: int = 2000,
+                   seconds: float = 2.0) -> bool:
+  """Whether `game` is past the enumeration bound: an imperfect-information
+  game with a public state of more than `max_histories` histories (found
+  by walking its exact public states breadth first, at most
+  `max_public_states` of them for at most `seconds`; a game whose walk
+  finds none in that budget, or that completes, stays on public states)."""
+  if (not max_histories or game.get_type().information ==
+      pyspiel.GameType.Information.PERFECT_INFORMATION or
+      game.get_type().short_name == "efg_game"):
+    return False
+  observer = PublicStateObserver(game, ObserverConfig(max_histories=0))
+  start = time.monotonic()
+  try:
+    for count, ps in enumerate(observer.walk()):
+      if len(ps.histories) > max_histories:
+        return True
+      if count >= max_public_states or time.monotonic() - start > seconds:
+        return False
+  except ValueError:  # too large to build exactly
+    return True
+  finally:
+    observer.restart()
+  return False
+
+
+def anchored_config(config: SoGConfig) -> anchored.AnchoredConfig:
+  return anchored.AnchoredConfig(
+      root_histories=config.root_histories,
+      order2_histories=config.order2_histories, gadget=config.gadget,
+      freeze_other_selves=config.freeze_other_selves,
+      simulations=config.simulations if not config.time_limit else 10**9,
+      rollouts=config.leaf_rollouts,
+      averaging_power=config.averaging_power, seed=config.seed)
+
+
 class SoGBot(pyspiel.Bot):
   """Student of Games: continual re-solving with GT-CFR (see module doc)."""
 
@@ -285,6 +363,18 @@ class SoGBot(pyspiel.Bot):
     self._player = player
     self._rng = np.random.default_rng(config.seed)
     self._garbage = _GarbageCollection(config.time_limit)
+    self.anchored = None
+    if config.subgame == "anchored" or (
+        config.subgame == "auto" and
+        needs_anchored(self._search_game, config.max_histories)):
+      if config.value_function not in ("auto", "rollout") or config.checkpoint:
+        raise ValueError(
+            "sog: the anchored subgame values its leaves by rollouts; "
+            f"value_function={config.value_function!r} needs "
+            "subgame='public_state'")
+      self.anchored = anchored.AnchoredSearch(
+          self._search_game, player, anchored_config(config),
+          config.infostates)
     self._build(config.infostates)
 
   def _build(self, infostates: str) -> None:
@@ -410,6 +500,8 @@ class SoGBot(pyspiel.Bot):
   # --- pyspiel.Bot -----------------------------------------------------------
 
   def restart(self):
+    if self.anchored is not None:
+      self.anchored.reset()
     self.resolver.reset()
     # A new game: nothing built for the previous one is needed.
     self.value_fn.forget(self.observer, self.observer.restart())
@@ -421,7 +513,7 @@ class SoGBot(pyspiel.Bot):
     return True
 
   def inform_action(self, state, player_id, action):
-    if (not self.config.search_opponent_nodes or player_id == self._player
+    if (self.anchored is not None or not self.config.search_opponent_nodes or player_id == self._player
         or player_id < 0 or state.is_terminal() or
         self.observer.source == "perfect_information"):
       # (In perfect-information games every search starts afresh at its
@@ -485,6 +577,14 @@ class SoGBot(pyspiel.Bot):
       raise ValueError(f"sog: step called for player {self._player} at a "
                        f"state where player {state.current_player()} acts")
     deadline = self._deadline()
+    if self.anchored is not None:
+      if self._simultaneous:
+        state = self._turn_based_state(state, self._player)
+      with self._garbage.decision():
+        result = self.anchored.search(state, deadline)
+      legal = state.legal_actions()
+      return threshold_policy({a: result.policy.get(a, 0.0) for a in legal},
+                              self.config.policy_threshold)
     with self._garbage.decision():
       if self._simultaneous and self._player == 1 and (
           self.config.search_opponent_nodes):

@@ -19,6 +19,7 @@ from open_spiel_sog.public_state.expansions import EXPANSIONS
 from open_spiel_sog.public_state.features import public_action_mask
 from open_spiel_sog.public_state.features import PublicFeatures
 from open_spiel_sog.public_state.features import SlotTable
+from open_spiel_sog.public_state.infostates import HistoryKeys
 from open_spiel_sog.public_state.infostates import infostate_source
 from open_spiel_sog.public_state.infostates import INFOSTATE_SOURCES
 from open_spiel_sog.public_state.infostates import InfostateSplit
@@ -37,6 +38,7 @@ __all__ = [
     "CHANCE",
     "EXPANSIONS",
     "ExpansionCache",
+    "HistoryKeys",
     "INFOSTATE_SOURCES",
     "InfostateSplit",
     "LazyChildren",

@@ -327,3 +327,56 @@ class DecisionHomes:
       for key in ps.infostates(p):
         if home.get((p, key), (None,))[0] == ps.id:
           del home[(p, key)]
+
+
+class HistoryKeys:
+  """Both players' infostate keys of histories built one step at a time (a
+  history tree's nodes, DESIGN.md section 15), the same keys `InfostateKeys`
+  gives a public state's histories: the game's information_state_string
+  ("string"; a waiting player's and a finished game's key marked as such,
+  see `_separate_roles`) or the action-observation history ("aoh"), extended
+  from the parent's key instead of replayed from the root.
+  Perfect-information games ("history") have no use for them.
+  """
+
+  def __init__(self, game: pyspiel.Game, requested: str = "auto"):
+    self.game = game
+    self.source = InfostateKeys(game, requested, True).source
+    if self.source == "history" or game.get_type().short_name == "efg_game":
+      raise ValueError(
+          f"{game}: history keys need an imperfect-information game keyed by "
+          "information_state_string or action-observation histories (not "
+          "perfect-information or EFG games)")
+    self._observe = aoh_observation(game)
+
+  def _string_keys(self, state: pyspiel.State) -> tuple[str, str]:
+    actor = TERMINAL if state.is_terminal() else int(state.current_player())
+    keys = []
+    for p in (0, 1):
+      key = state.information_state_string(p)
+      if actor != p:
+        key += _ROLE_SUFFIX["over" if actor == TERMINAL else "waiting"]
+      keys.append(key)
+    return keys[0], keys[1]
+
+  def root(self, state: pyspiel.State) -> tuple[str, str]:
+    """Both players' keys at `state` (replayed from the initial state)."""
+    if self.source == "string":
+      return self._string_keys(state)
+    replay = self.game.new_initial_state()
+    keys = tuple(_aoh_extend("", None, self._observe(replay, p))
+                 for p in (0, 1))
+    for a in state.history():
+      keys = self.child(keys, replay, a, replay.child(a))
+      replay.apply_action(a)
+    return keys
+
+  def child(self, keys: tuple[str, str], parent: pyspiel.State, action: int,
+            child: pyspiel.State) -> tuple[str, str]:
+    """Both players' keys at `child`, reached from `parent` (whose keys are
+    `keys`) by `action`."""
+    if self.source == "string":
+      return self._string_keys(child)
+    actor = parent.current_player()
+    return tuple(_aoh_extend(keys[p], action if actor == p else None,
+                             self._observe(child, p)) for p in (0, 1))

@@ -1,0 +1,185 @@
+"""The histories of an anchored subgame's root: the searcher's infostate and
+the order-2 set around it (DESIGN.md section 15).
+
+`consistent_histories` draws histories that one player cannot tell from a
+given one: a randomised depth-first walk from the game's start that plays
+that player's own actions, branches over chance and the other player, and
+drops every branch where the player's key leaves the given history's keys.
+For the searcher's infostate I it walks the searcher's keys; for the
+opponent's infostate J(h) of a history h of I it walks the opponent's keys
+of h, so the searcher's own moves vary (our "other selves"). Each history
+carries its chance reach and each player's reach under the policies the
+searcher has (its previous searches' average policies, uniform where it has
+none).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+import pyspiel
+
+from open_spiel_sog.public_state import CHANCE
+from open_spiel_sog.public_state import HistoryKeys
+from open_spiel_sog.public_state import TERMINAL
+
+
+@dataclasses.dataclass
+class RootHistory:
+  """A history of the root with its weights.
+
+  Attributes:
+    state: the history.
+    keys: both players' keys there.
+    chance: its chance reach.
+    reach: [2] each player's reach under the known policies.
+    kept: its node in the previous search's tree, or -1.
+  """
+  state: pyspiel.State
+  keys: tuple[str, str]
+  chance: float
+  reach: list[float]
+  kept: int = -1
+
+
+def actor_of(state: pyspiel.State) -> int:
+  return TERMINAL if state.is_terminal() else int(state.current_player())
+
+
+def _probability(policies: dict[str, dict[int, float]], key: str,
+                 action: int, legal: int) -> float:
+  known = policies.get(key)
+  if known is None:
+    return 1.0 / legal
+  return known.get(action, 0.0)
+
+
+@dataclasses.dataclass
+class KeyPath:
+  """What one player saw along a history: its distinct keys in order, the
+  action it took at each key where it acted, and who acts at the end."""
+  keys: list[str]
+  actions: dict[str, int]
+  final_actor: int
+
+
+def key_path(keys: HistoryKeys, state: pyspiel.State, player: int
+             ) -> tuple[KeyPath, tuple[str, str]]:
+  """`player`'s `KeyPath` along `state`'s history, and both players' keys
+  at `state`."""
+  replay = state.get_game().new_initial_state()
+  k = keys.root(replay)
+  path = [k[player]]
+  actions = {}
+  for a in state.history():
+    if not replay.is_chance_node() and replay.current_player() == player:
+      actions[k[player]] = a
+    child = replay.child(a)
+    k = keys.child(k, replay, a, child)
+    replay = child
+    if k[player] != path[-1]:
+      path.append(k[player])
+  return KeyPath(path, actions, actor_of(state)), k
+
+
+def weigh(keys: HistoryKeys, history: list[int], game: pyspiel.Game,
+          policies: dict[str, dict[int, float]]
+          ) -> tuple[pyspiel.State, tuple[str, str], float, list[float]]:
+  """(state, keys, chance reach, [2] reaches under `policies`) of a
+  history, replayed from the start."""
+  state = game.new_initial_state()
+  k = keys.root(state)
+  chance = 1.0
+  reach = [1.0, 1.0]
+  for a in history:
+    if state.is_chance_node():
+      chance *= dict(state.chance_outcomes()).get(a, 0.0)
+    else:
+      p = state.current_player()
+      reach[p] *= _probability(policies, k[p], a, len(state.legal_actions()))
+    child = state.child(a)
+    k = keys.child(k, state, a, child)
+    state = child
+  return state, k, chance, reach
+
+
+def consistent_histories(keys: HistoryKeys, player: int, path: KeyPath,
+                         limit: int, rng: np.random.Generator,
+                         policies: dict[str, dict[int, float]],
+                         seen: set[tuple[int, ...]], max_visits: int,
+                         deadline: float | None) -> list[RootHistory]:
+  """Up to `limit` histories not in `seen` where `player`'s keys follow
+  `path` and `path.final_actor` acts at the end, each found by a
+  randomised depth-first walk (branches tried in an order drawn by their
+  chance and policy weights); at most `max_visits` states visited in all,
+  and none after `deadline`. Adds what it finds to `seen`."""
+  game = keys.game
+  found: list[RootHistory] = []
+  visits = 0
+  last = len(path.keys) - 1
+  root = game.new_initial_state()
+  root_keys = keys.root(root)
+  misses = 0
+  while (len(found) < limit and visits < max_visits and misses < 3 and
+         (deadline is None or time.monotonic() < deadline)):
+    # One walk: (parent, parent keys, action, probability, position,
+    # chance, reaches); the root has no parent.
+    stack = [(None, None, -1, 1.0, 0, 1.0, (1.0, 1.0))]
+    hit = None
+    while stack and visits < max_visits:
+      parent, parent_keys, a, prob, pos, chance, reach = stack.pop()
+      visits += 1
+      if parent is None:
+        state, k = root, root_keys
+      else:
+        state = parent.child(a)
+        k = keys.child(parent_keys, parent, a, state)
+      if k[player] != path.keys[pos]:
+        if pos < last and k[player] == path.keys[pos + 1]:
+          pos += 1
+        else:
+          continue
+      actor = actor_of(state)
+      if pos == last and actor == path.final_actor:
+        h = tuple(state.history())
+        if h in seen:
+          continue
+        seen.add(h)
+        hit = RootHistory(state, k, chance, list(reach))
+        break
+      if actor == TERMINAL:
+        continue
+      if actor == CHANCE:
+        outs = state.chance_outcomes()
+      elif actor == player:
+        own = path.actions.get(k[player])
+        legal = state.legal_actions()
+        outs = [] if own not in legal else [
+            (own, _probability(policies, k[actor], own, len(legal)))]
+      else:
+        legal = state.legal_actions()
+        outs = [(b, _probability(policies, k[actor], b, len(legal)))
+                for b in legal]
+      if actor != player:  # (its own moves are given, whatever their weight)
+        outs = [(b, w) for b, w in outs if w > 0.0]
+      if not outs:
+        continue
+      weights = np.maximum(np.asarray([w for _, w in outs]), 1e-300)
+      # An order drawn by weight (Gumbel keys), the likeliest popped first.
+      order = np.argsort(np.log(weights) + rng.gumbel(size=len(outs)))
+      for i in order.tolist():
+        b, w = outs[i]
+        if actor == CHANCE:
+          nxt = (chance * w, reach)
+        else:
+          r = list(reach)
+          r[actor] *= w
+          nxt = (chance, tuple(r))
+        stack.append((state, k, b, w, pos) + nxt)
+    if hit is None:
+      misses += 1
+    else:
+      found.append(hit)
+  return found

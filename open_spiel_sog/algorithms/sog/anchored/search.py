@@ -1,0 +1,433 @@
+"""The anchored search: a subgame around the searcher's infostate, grown by
+histories and kept across moves (DESIGN.md section 15; Zhang and Sandholm,
+"General search techniques without common knowledge...", 2025).
+
+At each decision `AnchoredSearch.search`:
+
+1. Root: the searcher's infostate I, from the kept tree first (the nodes of
+   the previous search's tree in I, with their subtrees), topped up with
+   histories drawn consistently with what the searcher saw
+   (`order2.consistent_histories`) to `root_histories`; then, for each
+   history h of I, the opponent's infostate J(h) filled the same way with
+   our alternative histories (our own moves varied, weighted by our
+   reach) to `order2_histories`. Nothing of order 3 or beyond.
+2. Gadget: with "resolve", one entry per opponent infostate J of the root,
+   exit paying the previous search's value of J (on-policy, the
+   opponent's) where the kept tree has J, prior alpha(J) = (y(J)/sum y +
+   1/m)/2 from the opponent's reach; "none" picks the root histories by
+   chance x both reaches.
+3. Search: CFR+ on the history tree (`history_tree.HistoryTree.iterate`),
+   alternating with growth: each simulation walks from a root history
+   (the explorer, alternating, plays half uniform and half its current
+   policy; the other player its current policy), and the leaf it reaches
+   gets all its children, valued by random rollouts.
+4. Kept: the tree, both players' average policies by key (the reaches of
+   the next roots) and the node values (the next gadget's).
+
+Our "other selves" (our infostates of the root other than I) are
+re-optimised (KLUSS); `freeze_other_selves` plays them at the previous
+search's policy (1-KLSS), an ablation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+import pyspiel
+
+from open_spiel_sog.algorithms.sog.anchored import order2
+from open_spiel_sog.algorithms.sog.anchored.history_tree import HistoryTree
+from open_spiel_sog.algorithms.sog.anchored.history_tree import ROOT
+from open_spiel_sog.public_state import CHANCE
+from open_spiel_sog.public_state import HistoryKeys
+from open_spiel_sog.public_state import TERMINAL
+
+GADGETS = ("resolve", "none")
+
+
+@dataclasses.dataclass(frozen=True)
+class AnchoredConfig:
+  """Settings of the anchored search.
+
+  Attributes:
+    root_histories: N1, histories of the searcher's infostate at the root
+      (all of them where fewer).
+    order2_histories: N2, histories of each opponent infostate touching
+      ours (the order-2 set), ours among them.
+    gadget: "resolve" (an exit per opponent root infostate at the previous
+      search's value) or "none" (chance picks the root histories).
+    freeze_other_selves: play our root infostates other than our own at
+      the previous search's policy (1-KLSS) instead of re-optimising them.
+    simulations: growth simulations per search (the cap under a deadline).
+    rollouts: random rollouts per new leaf.
+    rollout_max_moves: a rollout still running after this many actions
+      scores a draw (0: never cut).
+    max_nodes: the tree stops growing at this many histories.
+    keep_nodes: at most this many of the kept tree's histories carried
+      into the next search.
+    max_visits: states the root's draws may visit per search.
+    averaging_power: the average policy weighs iteration t by t^power.
+    seed: the random stream's seed.
+  """
+  root_histories: int = 128
+  order2_histories: int = 8
+  gadget: str = "resolve"
+  freeze_other_selves: bool = False
+  simulations: int = 1000
+  rollouts: int = 2
+  rollout_max_moves: int = 0
+  max_nodes: int = 200_000
+  keep_nodes: int = 50_000
+  max_visits: int = 200_000
+  averaging_power: float = 1.0
+  seed: int = 0
+
+  def validate(self) -> None:
+    if self.gadget not in GADGETS:
+      raise ValueError(f"unknown gadget {self.gadget!r}; supported: "
+                       f"{', '.join(map(repr, GADGETS))}")
+    for name in ("root_histories", "order2_histories", "simulations",
+                 "rollouts", "max_nodes", "max_visits"):
+      if getattr(self, name) < 1:
+        raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+    if self.keep_nodes < 0 or self.rollout_max_moves < 0:
+      raise ValueError("keep_nodes and rollout_max_moves must be >= 0")
+
+
+@dataclasses.dataclass
+class AnchoredResult:
+  """What a search ends with.
+
+  Attributes:
+    policy: {action: probability} at the searcher's infostate.
+    value: the searcher's expected return at its infostate under the
+      average profile.
+    action_values: {action: the searcher's expected return after it}.
+    root_values: {opponent key: the opponent's value of that root
+      infostate}.
+    root_histories: histories at the root ([I, order-2 set]).
+    opponent_infostates: opponent infostates at the root, with their
+      histories' counts.
+    nodes: histories in the tree at the end; kept: of them carried over.
+    simulations, iterations: growth simulations and CFR+ iterations run.
+    seconds: the search's time; setup_seconds: the root's share.
+  """
+  policy: dict[int, float]
+  value: float
+  action_values: dict[int, float]
+  root_values: dict[str, float]
+  root_histories: tuple[int, int]
+  opponent_infostates: dict[str, int]
+  nodes: int
+  kept: int
+  simulations: int
+  iterations: int
+  seconds: float
+  setup_seconds: float
+
+
+class AnchoredSearch:
+  """One player's anchored searches over a game (the kept tree between
+  them). `search(state, deadline)` at each of the player's decisions;
+  `reset()` at a new game."""
+
+  # Under a deadline, the root's draws may take this share of it.
+  SETUP_SHARE = 0.3
+
+  def __init__(self, game: pyspiel.Game, player: int,
+               config: AnchoredConfig | None = None,
+               infostates: str = "auto"):
+    self.config = config or AnchoredConfig()
+    self.config.validate()
+    self.game = game
+    self.player = player
+    self.keys = HistoryKeys(game, infostates)
+    self.rng = np.random.default_rng(self.config.seed)
+    self.reset()
+
+  def reset(self) -> None:
+    self.tree: HistoryTree | None = None
+    self.policies: dict[str, dict[int, float]] = {}
+    self.last_result: AnchoredResult | None = None
+    self.last_root: list[order2.RootHistory] = []
+
+  # --- The root ---------------------------------------------------------------
+
+  def _kept(self, key: str, p: int, actor: int) -> list[int]:
+    """The kept tree's nodes where `actor` acts and player p's key is
+    `key`."""
+    old = self.tree
+    if old is None:
+      return []
+    if self._index is None:
+      self._index = {}
+      for n in range(len(old)):
+        if old.actor[n] == self.player:
+          for q in (0, 1):
+            self._index.setdefault((q, old.node_keys[n][q]), []).append(n)
+    assert actor == self.player
+    return list(self._index.get((p, key), ()))
+
+  def _root(self, state: pyspiel.State, deadline: float | None
+            ) -> tuple[list[order2.RootHistory], dict[str, list[int]]]:
+    """The root histories ([I..., then the order-2 set]) and, per opponent
+    key, the indices of its histories."""
+    me, opp = self.player, 1 - self.player
+    cfg = self.config
+    self._index = None
+    path, final = order2.key_path(self.keys, state, me)
+    seen: set[tuple[int, ...]] = set()
+    root: list[order2.RootHistory] = []
+
+    def add_kept(nodes: list[int], limit: int) -> int:
+      if len(nodes) > limit:
+        nodes = [nodes[i] for i in sorted(self.rng.choice(
+            len(nodes), limit, replace=False).tolist())]
+      added = 0
+      for n in nodes:
+        history = self.tree.history(n)
+        if tuple(history) in seen:
+          continue
+        seen.add(tuple(history))
+        s, k, chance, reach = order2.weigh(self.keys, history, self.game,
+                                           self.policies)
+        root.append(order2.RootHistory(s, k, chance, reach, kept=n))
+        added += 1
+      return added
+
+    # I: the true history first, then the kept tree, then draws.
+    true = tuple(state.history())
+    seen.add(true)
+    s, k, chance, reach = order2.weigh(self.keys, list(true), self.game,
+                                       self.policies)
+    root.append(order2.RootHistory(s, k, chance, reach,
+                                   kept=self._kept_node(true)))
+    add_kept(self._kept(final[me], me, me), cfg.root_histories - 1)
+    visits = cfg.max_visits // 2
+    if len(root) < cfg.root_histories:
+      root += order2.consistent_histories(
+          self.keys, me, path, cfg.root_histories - len(root), self.rng,
+          self.policies, seen, visits, deadline)
+    mine = len(root)
+    # The order-2 set: each opponent infostate of I filled.
+    groups: dict[str, list[int]] = {}
+    for i, h in enumerate(root):
+      groups.setdefault(h.keys[opp], []).append(i)
+    per_group = max(1, (cfg.max_visits - visits) // max(len(groups), 1))
+    for key, members in list(groups.items()):
+      want = cfg.order2_histories - len(members)
+      if want <= 0:
+        continue
+      before = len(root)
+      want -= add_kept([n for n in self._kept(key, opp, me)], want)
+      if want > 0:
+        opp_path, _ = order2.key_path(self.keys, root[members[0]].state, opp)
+        root += order2.consistent_histories(
+            self.keys, opp, opp_path, want, self.rng, self.policies, seen,
+            per_group, deadline)
+      members.extend(range(before, len(root)))
+    self._mine = mine
+    return root, groups
+
+  def _kept_node(self, history: tuple[int, ...]) -> int:
+    """The kept tree's node of `history`, or -1."""
+    old = self.tree
+    if old is None:
+      return -1
+    for r in old.roots:
+      prefix = old.history(r)
+      if tuple(prefix) != history[:len(prefix)]:
+        continue
+      n = r
+      for a in history[len(prefix):]:
+        kids = old.children[n]
+        if kids is None:
+          return -1
+        n = next((k for k in kids if old.action[k] == a), -1)
+        if n < 0:
+          return -1
+      return n
+    return -1
+
+  def _build(self, root: list[order2.RootHistory],
+             groups: dict[str, list[int]]) -> HistoryTree:
+    cfg = self.config
+    me, opp = self.player, 1 - self.player
+    tree = HistoryTree(self.game, self.keys, cfg.rollouts,
+                       int(self.rng.integers(1 << 31)), cfg.rollout_max_moves)
+    old = self.tree
+    if old is not None:
+      for p in (0, 1):
+        rows = old.rows[p]
+        for row in range(len(rows)):
+          if rows.parent[row][0] == ROOT and rows.key[row].startswith(
+              "gadget "):
+            continue
+          k = len(rows.actions[row])
+          tree.warm[(p, rows.key[row])] = rows.regrets[row, :k].copy()
+    if cfg.freeze_other_selves:
+      frozen = {key: np.asarray([probs.get(a, 0.0) for a in sorted(probs)])
+                for key, probs in self.policies.items()}
+      tree.freeze = (me, frozen, root[0].keys[me])
+    keys = list(groups)
+    values = old.node_values if old is not None else None
+    # Per J: p(h | J) by chance x our reach; y(J) the opponent's reach.
+    inner = [np.asarray([root[i].chance * root[i].reach[me] for i in groups[k]])
+             for k in keys]
+    y = np.asarray([root[groups[k][0]].reach[opp] for k in keys])
+    m = len(keys)
+    if cfg.gadget == "resolve":
+      prior = 0.5 * (y / y.sum() + 1.0 / m) if y.sum() > 0 else np.full(
+          m, 1.0 / m)
+      alternatives = []
+      for k, w in zip(keys, inner):
+        kept = [(root[i].kept, wi) for i, wi in zip(groups[k], w)
+                if root[i].kept >= 0]
+        if not kept or sum(wi for _, wi in kept) <= 0:
+          alternatives.append(None)
+          continue
+        sign = 1.0 if opp == 0 else -1.0
+        alternatives.append(sign * sum(wi * values[n] for n, wi in kept) /
+                            sum(wi for _, wi in kept))
+      enters = tree.add_gadget(opp, alternatives, prior.tolist())
+    else:
+      prior = y / y.sum() if y.sum() > 0 else np.full(m, 1.0 / m)
+      enters = [(ROOT, 0)] * m
+    budget = cfg.keep_nodes
+    self._kept_count = 0
+    for j, k in enumerate(keys):
+      total = inner[j].sum()
+      for i, wi in zip(groups[k], inner[j]):
+        weight = prior[j] * (wi / total if total > 0 else 1.0 / len(inner[j]))
+        h = root[i]
+        if h.kept >= 0 and budget > 0:
+          added = tree.copy_subtree(old, h.kept, weight, enters[j], budget)
+          budget -= added
+          self._kept_count += added
+        else:
+          tree.add_root(h.state, h.keys, weight, enters[j])
+    return tree
+
+  # --- The search -------------------------------------------------------------
+
+  def _simulate(self, tree: HistoryTree, explorer: int,
+                root_p: np.ndarray) -> bool:
+    """One walk from a root history to a leaf, which gets its children;
+    False when it ended at a terminal history."""
+    rng = self.rng
+    n = tree.roots[int(rng.choice(len(tree.roots), p=root_p))]
+    while tree.children[n] is not None:
+      kids = tree.children[n]
+      actor = tree.actor[n]
+      if actor == CHANCE:
+        probs = np.asarray([tree.edge[k] for k in kids])
+        n = kids[int(rng.choice(len(kids), p=probs / probs.sum()))]
+        continue
+      if actor == explorer and rng.random() < 0.5:
+        n = kids[int(rng.integers(len(kids)))]
+        continue
+      policy = tree.rows[actor].current[tree.row[n], :len(kids)]
+      total = policy.sum()
+      n = kids[int(rng.choice(len(kids), p=policy / total))
+               if total > 0 else int(rng.integers(len(kids)))]
+    if tree.actor[n] == TERMINAL:
+      return False
+    tree.expand(n)
+    return True
+
+  def search(self, state: pyspiel.State, deadline: float | None = None
+             ) -> AnchoredResult:
+    """Searches the player's decision at `state` by `deadline` (a
+    `time.monotonic()` time; None: `simulations` bound it)."""
+    start = time.monotonic()
+    if state.is_terminal() or state.current_player() != self.player:
+      raise ValueError(f"anchored search: player {self.player} does not act "
+                       "at this state")
+    cfg = self.config
+    setup_deadline = (None if deadline is None else
+                      start + self.SETUP_SHARE * (deadline - start))
+    root, groups = self._root(state, setup_deadline)
+    tree = self._build(root, groups)
+    me = self.player
+    key_me = root[0].keys[me]
+    mine = [n for n in tree.roots if tree.node_keys[n][me] == key_me]
+    for n in mine:  # our infostate's row exists from the start
+      if tree.children[n] is None:
+        tree.expand(n)
+    setup = time.monotonic() - start
+    root_p = np.asarray([tree.reach[n] for n in tree.roots])
+    root_p = root_p / root_p.sum()
+    sims = iterations = walks = 0
+    batch = 10
+    while True:
+      grow_start = time.monotonic()
+      for _ in range(max(batch, sims // 10)):
+        if sims >= cfg.simulations or len(tree) >= cfg.max_nodes:
+          break
+        walks += 1
+        if self._simulate(tree, walks % 2, root_p):
+          sims += 1
+        if deadline is not None and time.monotonic() >= deadline:
+          break
+      grown = time.monotonic() - grow_start
+      cfr_start = time.monotonic()
+      while True:
+        iterations += 1
+        tree.iterate(iterations, cfg.averaging_power)
+        now = time.monotonic()
+        if (now - cfr_start >= grown or
+            (deadline is not None and now >= deadline) or
+            (deadline is None and iterations >= sims + 10)):
+          break
+      done = (sims >= cfg.simulations or len(tree) >= cfg.max_nodes or
+              walks > 20 * cfg.simulations)
+      if deadline is not None:
+        done = done or time.monotonic() >= deadline
+      if done:
+        break
+    return self._finish(tree, state, root, groups, mine, sims, iterations,
+                        time.monotonic() - start, setup)
+
+  def _finish(self, tree, state, root, groups, mine, sims, iterations,
+              seconds, setup) -> AnchoredResult:
+    me, opp = self.player, 1 - self.player
+    values = tree.node_values
+    sign = 1.0 if me == 0 else -1.0
+    rows = tree.rows[me]
+    row = tree.row[mine[0]]
+    actions = rows.actions[row]
+    average = rows.average(row)
+    policy = {a: float(p) for a, p in zip(actions, average)}
+    weights = np.asarray([tree.reach[n] for n in mine])
+    weights = weights / weights.sum()
+    value = float(sign * np.dot(weights, values[mine]))
+    action_values = {}
+    for slot, a in enumerate(actions):
+      kids = [tree.children[n][slot] for n in mine]
+      action_values[a] = float(sign * np.dot(weights, values[kids]))
+    root_values = {}
+    for key in groups:
+      nodes = [n for n in tree.roots if tree.node_keys[n][opp] == key]
+      w = np.asarray([tree.reach[n] for n in nodes])
+      if w.sum() > 0:
+        root_values[key] = float(-sign * np.dot(w / w.sum(), values[nodes]))
+    # What the next search reads: the average policies by key.
+    for p in (0, 1):
+      prow = tree.rows[p]
+      for r in range(len(prow)):
+        key = prow.key[r]
+        if prow.parent[r][0] == ROOT and key.startswith("gadget "):
+          continue
+        self.policies[key] = dict(zip(prow.actions[r],
+                                      prow.average(r).tolist()))
+    self.tree = tree
+    self.last_root = root
+    self.last_result = AnchoredResult(
+        policy=policy, value=value, action_values=action_values,
+        root_values=root_values, root_histories=(self._mine, len(root)),
+        opponent_infostates={k: len(v) for k, v in groups.items()},
+        nodes=len(tree), kept=self._kept_count, simulations=sims,
+        iterations=iterations, seconds=seconds, setup_seconds=setup)
+    return self.last_result

@@ -308,6 +308,9 @@ def resolve_config(config: SoGConfig, game: pyspiel.Game
       alpha=config.alpha)
 
 
+_NEEDS_ANCHORED: dict[tuple[str, int], bool] = {}
+
+
 def needs_anchored(game: pyspiel.Game, max_histories: int,
                    max_public_states: int = 2000,
                    seconds: float = 2.0) -> bool:
@@ -320,6 +323,15 @@ def needs_anchored(game: pyspiel.Game, max_histories: int,
       pyspiel.GameType.Information.PERFECT_INFORMATION or
       game.get_type().short_name == "efg_game"):
     return False
+  known = _NEEDS_ANCHORED.get((str(game), max_histories))
+  if known is None:
+    known = _NEEDS_ANCHORED[(str(game), max_histories)] = _past_bound(
+        game, max_histories, max_public_states, seconds)
+  return known
+
+
+def _past_bound(game: pyspiel.Game, max_histories: int,
+                max_public_states: int, seconds: float) -> bool:
   observer = PublicStateObserver(game, ObserverConfig(max_histories=0))
   start = time.monotonic()
   try:

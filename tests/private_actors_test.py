@@ -367,7 +367,7 @@ def test_actions_whose_children_a_sample_dropped_are_never_played():
   game = pyspiel.load_game(DARK_HEX_2X2)
   for seed in range(3):
     bot = pyspiel.load_bot("sog", game, 0, {"simulations": 50,
-                                            "max_histories": 2,
+                                            "max_histories": 2, "subgame": "public_state",
                                             "seed": seed})
     state = game.new_initial_state()
     policy = dict(bot.get_policy(state))
@@ -411,7 +411,7 @@ def test_a_small_sample_still_plays_better_than_uniform_random():
   games = 24
   sampled = _score(
       game, lambda seat, g: pyspiel.load_bot(
-          "sog", game, seat, {"simulations": 20, "max_histories": 8,
+          "sog", game, seat, {"simulations": 20, "max_histories": 8, "subgame": "public_state",
                               "value_function": "rollout",
                               "seed": g}), games, 100)
   uniform = _score(
@@ -439,7 +439,8 @@ def test_sog_switches_to_action_observation_histories_when_strings_forget(
   from open_spiel_sog.public_state import infostates  # pylint: disable=g-import-not-at-top
   monkeypatch.setattr(infostates, "_FORGETS_WHEN", frozenset())
   game = pyspiel.load_game(DARK_HEX_2X3)
-  bot = pyspiel.load_bot("sog", game, 0, {"simulations": 30, "seed": 0})
+  bot = pyspiel.load_bot("sog", game, 0, {"simulations": 30, "seed": 0,
+                                          "subgame": "public_state"})
   assert bot.observer.infostate_source == "string"
   state = game.new_initial_state()
   for a in (0, 1, 2, 2, 3):  # player 1 retries after an illegal move

@@ -667,7 +667,7 @@ def _reachable(bot, state):
     ("leduc_poker", {"simulations": 30, "value_function": "rollout"}),
     ("breakthrough(rows=5,columns=5)", {"simulations": 30}),
     # Sampled public states, replaced when play leaves the sample.
-    ("dark_hex(num_rows=3,num_cols=3)", {"simulations": 20, "max_histories": 8,
+    ("dark_hex(num_rows=3,num_cols=3)", {"simulations": 20, "max_histories": 8, "subgame": "public_state",
                                          "value_function": "rollout"}),
 ])
 def test_pruning_bounds_memory_and_changes_no_decision(game_string, params):
@@ -716,7 +716,7 @@ def test_pruning_bounds_memory_and_changes_no_decision(game_string, params):
 
 @pytest.mark.parametrize("game_string,params", [
     ("breakthrough(rows=5,columns=5)", {"simulations": 30}),
-    ("dark_hex(num_rows=3,num_cols=3)", {"simulations": 20, "max_histories": 8,
+    ("dark_hex(num_rows=3,num_cols=3)", {"simulations": 20, "max_histories": 8, "subgame": "public_state",
                                          "value_function": "rollout"}),
 ])
 def test_dropped_and_path_states_are_freed_without_the_cyclic_collector(

@@ -2,6 +2,8 @@ r"""What SoG's first search believes the game is worth, by sample size.
 
   python benchmarks/opening_values.py --json \
       --game=phantom_ttt --max_histories=30,300,3000
+  python benchmarks/opening_values.py --json --game=phantom_ttt \
+      --subgame=anchored --time_limit=1 --max_histories=300 --seeds=5
 
 For each value of --max_histories and each of --seeds seeds, one
 `pyspiel.load_bot("sog", game, 0, {"simulations": --simulations,
@@ -43,6 +45,14 @@ _MAX_HISTORIES = flags.DEFINE_list(
 _SIMULATIONS = flags.DEFINE_integer("simulations", 300,
                                     "sog's simulations per search.")
 _SEEDS = flags.DEFINE_integer("seeds", 3, "Seeds (decisions) per value.")
+_SUBGAME = flags.DEFINE_enum(
+    "subgame", "public_state", ["public_state", "anchored", "auto"],
+    "sog's subgame: 'public_state' (GT-CFR over public states, sampled past "
+    "--max_histories), 'anchored' (the searcher's infostate and the order-2 "
+    "set, grown by histories; --max_histories does not apply) or 'auto'.")
+_TIME_LIMIT = flags.DEFINE_float(
+    "time_limit", 0.0, "sog's time_limit in seconds (0: --simulations "
+    "bound each search).")
 _JSON = flags.DEFINE_bool("json", False,
                           "Also print the rows as JSON on the last line.")
 
@@ -79,12 +89,24 @@ def search(game: pyspiel.Game, bound: int, seed: int) -> dict:
   """Player 0's first decision at `bound`: the figures the docstring
   names."""
   bot = pyspiel.load_bot("sog", game, 0, {
-      "simulations": _SIMULATIONS.value, "max_histories": bound,
-      "seed": seed})
+      "simulations": (10**9 if _TIME_LIMIT.value else _SIMULATIONS.value),
+      "max_histories": bound, "seed": seed, "subgame": _SUBGAME.value,
+      "time_limit": _TIME_LIMIT.value})
   state = first_decision(game, seed)
   start = time.monotonic()
   policy = dict(bot.get_policy(state))
   seconds = time.monotonic() - start
+  if bot.anchored is not None:
+    anchored = bot.anchored.last_result
+    return {
+        "max_histories": bound, "seed": seed, "value": anchored.value,
+        "action_values": {str(a): v for a, v in
+                          sorted(anchored.action_values.items())},
+        "policy": {str(a): p for a, p in sorted(policy.items())},
+        "largest_probability": max(policy.values()),
+        "updates": anchored.iterations, "public_states": 0,
+        "histories": anchored.nodes, "seconds": seconds,
+    }
   result = bot.resolver.last_result
   ps, h = bot.observer.public_state_of(state)
   j = int(ps.history_infostate[0][h])
@@ -126,12 +148,14 @@ def main(argv):
       print(f"max_histories={bound} seed {seed}: value {r['value']:+.3f}, "
             f"largest probability {r['largest_probability']:.2f} "
             f"({r['seconds']:.1f} s)", file=sys.stderr, flush=True)
-  print(f"{_GAME.value}: SoG's first decision as player 0, simulations="
-        f"{_SIMULATIONS.value}, seeds 0-{_SEEDS.value - 1}\n")
+  budget = (f"time_limit={_TIME_LIMIT.value:g}" if _TIME_LIMIT.value else
+            f"simulations={_SIMULATIONS.value}")
+  print(f"{_GAME.value}: SoG's first decision as player 0, {budget}, "
+        f"subgame={_SUBGAME.value}, seeds 0-{_SEEDS.value - 1}\n")
   print("| max_histories | value (median; per seed) | action values "
         "(min-max, median seed) | largest probability (median) | updates "
-        "| public states | s per search |")
-  print("|---|---|---|---|---|---|---|")
+        "| public states | histories | s per search |")
+  print("|---|---|---|---|---|---|---|---|")
   for bound in bounds:
     mine = [r for r in rows if r["max_histories"] == bound]
     values = [r["value"] for r in mine]
@@ -143,9 +167,11 @@ def main(argv):
           f"{statistics.median(r['largest_probability'] for r in mine):.2f} "
           f"| {statistics.median(r['updates'] for r in mine):.0f} | "
           f"{statistics.median(r['public_states'] for r in mine):.0f} | "
+          f"{statistics.median(r.get('histories', 0) for r in mine):.0f} | "
           f"{statistics.median(r['seconds'] for r in mine):.1f} |")
   if _JSON.value:
-    print(json.dumps({"game": _GAME.value,
+    print(json.dumps({"game": _GAME.value, "subgame": _SUBGAME.value,
+                      "time_limit": _TIME_LIMIT.value,
                       "simulations": _SIMULATIONS.value, "rows": rows}))
 
 

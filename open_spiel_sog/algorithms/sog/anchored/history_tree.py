@@ -49,6 +49,7 @@ class Rows:
     self.regrets = np.zeros((0, 1))
     self.cumulative = np.zeros((0, 1))
     self.current = np.zeros((0, 1))  # the latest iteration's policy
+    self.last = np.zeros((0, 1))  # the latest instantaneous regrets
 
   def __len__(self) -> int:
     return len(self.key)
@@ -70,7 +71,7 @@ class Rows:
     rows = len(self.key)
     if width > self.width or rows > len(self.regrets):
       capacity = max(rows, 2 * len(self.regrets), 64)
-      for name in ("regrets", "cumulative", "current"):
+      for name in ("regrets", "cumulative", "current", "last"):
         old = getattr(self, name)
         new = np.zeros((capacity, width))
         new[:old.shape[0], :old.shape[1]] = old
@@ -111,8 +112,9 @@ class HistoryTree:
   """
 
   def __init__(self, game: pyspiel.Game, keys: HistoryKeys, rollouts: int,
-               seed: int, max_moves: int = 0):
+               seed: int, max_moves: int = 0, predictive: bool = False):
     self.game = game
+    self.predictive = predictive
     self.keys = keys
     self.rollouts = rollouts
     self.max_moves = max_moves
@@ -147,6 +149,7 @@ class HistoryTree:
     # histories where its key is not `key` play those policies (1-KLSS).
     self.freeze: tuple[int, dict[str, np.ndarray], str] | None = None
     self._root_history: dict[int, list[int]] = {}
+    self._node_values: np.ndarray | None = None
     # Numpy copies of per-node data (`_mirror_nodes`).
     self._mirrored = 0
     self._expanded: list[int] = []
@@ -420,8 +423,10 @@ class HistoryTree:
   def _policy(self, p: int, a: dict) -> np.ndarray:
     rows = self.rows[p]
     r = a["rows"]
-    policy = passes.masked_regret_matching(rows.regrets[:r, :a["width"]],
-                                           a["legal"])
+    regrets = rows.regrets[:r, :a["width"]]
+    if self.predictive:  # PCFR+: the next regret predicted by the last
+      regrets = regrets + rows.last[:r, :a["width"]]
+    policy = passes.masked_regret_matching(regrets, a["legal"])
     if a["frozen"].any():
       policy[a["frozen"]] = rows.current[:r][a["frozen"]]
     return policy
@@ -443,7 +448,9 @@ class HistoryTree:
                                   a["levels"], policy, direct, add_to_parents)
 
   def iterate(self, t: int, power: float = 1.0) -> None:
-    """CFR+ iteration `t` (alternating updates; average weighted t^power)."""
+    """CFR+ iteration `t` (alternating updates; average weighted t^power;
+    `predictive`: PCFR+, Farina, Kroer and Sandholm 2021)."""
+    self._node_values = None
     arrays, reach, value0 = self.compile()
     policies = [self._policy(p, arrays[p]) for p in (0, 1)]
     for p in (0, 1):
@@ -459,6 +466,7 @@ class HistoryTree:
       regret = np.where(a["legal"], action_values - row_values[:, None], 0.0)
       regret[a["frozen"]] = 0.0
       rows.regrets[:r, :w] = np.maximum(rows.regrets[:r, :w] + regret, 0.0)
+      rows.last[:r, :w] = regret
       own = self._reach(p, a, policies[p])
       rows.cumulative[:r, :w] += (t ** power) * own[a["parent_seq"], None] * (
           policies[p])
@@ -471,7 +479,7 @@ class HistoryTree:
   def node_values(self) -> np.ndarray:
     """[nodes] player 0's expected return from each node under the average
     profile (leaves: their values)."""
-    cached = getattr(self, "_node_values", None)
+    cached = self._node_values
     if cached is not None and len(cached) == len(self):
       return cached
     n = len(self)

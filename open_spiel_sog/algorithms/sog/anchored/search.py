@@ -69,6 +69,8 @@ class AnchoredConfig:
       into the next search.
     max_visits: states the root's draws may visit per search.
     averaging_power: the average policy weighs iteration t by t^power.
+    predictive: PCFR+ (regret matching on the regrets plus the last
+      iteration's) instead of CFR+.
     seed: the random stream's seed.
   """
   root_histories: int = 128
@@ -82,6 +84,7 @@ class AnchoredConfig:
   keep_nodes: int = 50_000
   max_visits: int = 200_000
   averaging_power: float = 1.0
+  predictive: bool = False
   seed: int = 0
 
   def validate(self) -> None:
@@ -256,7 +259,8 @@ class AnchoredSearch:
     cfg = self.config
     me, opp = self.player, 1 - self.player
     tree = HistoryTree(self.game, self.keys, cfg.rollouts,
-                       int(self.rng.integers(1 << 31)), cfg.rollout_max_moves)
+                       int(self.rng.integers(1 << 31)), cfg.rollout_max_moves,
+                       cfg.predictive)
     old = self.tree
     if old is not None:
       for p in (0, 1):

@@ -67,9 +67,15 @@ def _reset_peak() -> None:
 
 
 def _held(bots) -> dict:
-  """Public states and histories the bots' observers hold."""
-  states = path = elsewhere = 0
+  """Public states and histories the bots' observers hold, and the
+  histories of the anchored searches' kept trees (with the infostate
+  policies they remember)."""
+  states = path = elsewhere = tree = remembered = 0
   for bot in bots:
+    if bot.anchored is not None:
+      if bot.anchored.tree is not None:
+        tree += len(bot.anchored.tree)
+      remembered += len(bot.anchored.policies)
     observer = bot.observer
     for ps in observer.public_states:
       states += 1
@@ -78,7 +84,8 @@ def _held(bots) -> dict:
       else:
         path += len(ps.histories)
   return dict(public_states=states, path_histories=path,
-              search_histories=elsewhere)
+              search_histories=elsewhere, tree_histories=tree,
+              remembered_policies=remembered)
 
 
 def main(argv):

@@ -46,6 +46,12 @@ from open_spiel_sog.public_state import TERMINAL
 
 GADGETS = ("resolve", "none")
 
+# The average policies a search leaves for the next ones: its rows at most
+# POLICY_LEVELS own actions below the root, each kept for POLICY_SEARCHES
+# searches.
+POLICY_LEVELS = 2
+POLICY_SEARCHES = 6
+
 
 @dataclasses.dataclass(frozen=True)
 class AnchoredConfig:
@@ -153,6 +159,8 @@ class AnchoredSearch:
   def reset(self) -> None:
     self.tree: HistoryTree | None = None
     self.policies: dict[str, dict[int, float]] = {}
+    self._policy_age: dict[str, int] = {}
+    self._searches = 0
     self.last_result: AnchoredResult | None = None
     self.last_root: list[order2.RootHistory] = []
 
@@ -412,20 +420,32 @@ class AnchoredSearch:
       kids = [tree.children[n][slot] for n in mine]
       action_values[a] = float(sign * np.dot(weights, values[kids]))
     root_values = {}
-    for key in groups:
-      nodes = [n for n in tree.roots if tree.node_keys[n][opp] == key]
+    by_key: dict[str, list[int]] = {}
+    for n in tree.roots:
+      by_key.setdefault(tree.node_keys[n][opp], []).append(n)
+    for key, nodes in by_key.items():
       w = np.asarray([tree.reach[n] for n in nodes])
       if w.sum() > 0:
         root_values[key] = float(-sign * np.dot(w / w.sum(), values[nodes]))
-    # What the next search reads: the average policies by key.
+    # What the next searches read (the reaches of their roots): the average
+    # policies of the rows near the root, by key, kept for POLICY_SEARCHES
+    # searches (memory stays bounded over a game).
+    self._searches += 1
     for p in (0, 1):
       prow = tree.rows[p]
+      gadget = 1 if p == opp and tree.gadget else 0
       for r in range(len(prow)):
-        key = prow.key[r]
-        if prow.parent[r][0] == ROOT and key.startswith("gadget "):
+        if gadget and prow.parent[r][0] == ROOT:
           continue
-        self.policies[key] = dict(zip(prow.actions[r],
-                                      prow.average(r).tolist()))
+        if prow.level[r] > POLICY_LEVELS + gadget:
+          continue
+        self.policies[prow.key[r]] = dict(zip(prow.actions[r],
+                                              prow.average(r).tolist()))
+        self._policy_age[prow.key[r]] = self._searches
+    stale = [k for k, age in self._policy_age.items()
+             if age <= self._searches - POLICY_SEARCHES]
+    for k in stale:
+      del self.policies[k], self._policy_age[k]
     self.tree = tree
     self.last_root = root
     self.last_result = AnchoredResult(

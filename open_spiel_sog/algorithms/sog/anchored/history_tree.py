@@ -119,6 +119,7 @@ class HistoryTree:
     self.rollouts = rollouts
     self.max_moves = max_moves
     self._rng_state = int(seed) & 0x7FFFFFFF
+    self._draw: float | None = None  # a cut rollout's value
     self.rows = [Rows(), Rows()]
     self.num_root = [1, 1]
     self.roots: list[int] = []
@@ -165,8 +166,10 @@ class HistoryTree:
 
   def _rollout_value(self, state: pyspiel.State) -> float:
     from open_spiel_sog.algorithms.sog import rollout_values  # pylint: disable=g-import-not-at-top
+    if self._draw is None:
+      self._draw = rollout_values.draw_value(self.game)
     value, self._rng_state, _ = rollout_values.random_rollouts(
-        state, self.rollouts, self._rng_state, self.max_moves, 0.0)
+        state, self.rollouts, self._rng_state, self.max_moves, self._draw)
     return float(value)
 
   def _add(self, parent: int, action: int, edge: float, reach: float,

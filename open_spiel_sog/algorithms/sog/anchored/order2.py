@@ -131,6 +131,9 @@ def consistent_histories(keys: HistoryKeys, player: int, path: KeyPath,
     while stack and visits < max_visits:
       parent, parent_keys, a, prob, pos, chance, reach = stack.pop()
       visits += 1
+      if (deadline is not None and visits % 32 == 0 and
+          time.monotonic() >= deadline):
+        break
       if parent is None:
         state, k = root, root_keys
       else:

@@ -154,6 +154,9 @@ class AnchoredSearch:
     self.player = player
     self.keys = HistoryKeys(game, infostates)
     self.rng = np.random.default_rng(self.config.seed)
+    from open_spiel_sog.algorithms.sog import rollout_values  # pylint: disable=g-import-not-at-top
+    self._draw = rollout_values.draw_value(game)
+    self._fitted = (self.config.rollouts, self.config.rollout_max_moves)
     self.reset()
 
   def reset(self) -> None:
@@ -263,11 +266,15 @@ class AnchoredSearch:
     return -1
 
   def _build(self, root: list[order2.RootHistory],
-             groups: dict[str, list[int]]) -> HistoryTree:
+             groups: dict[str, list[int]],
+             value_by: float | None = None) -> HistoryTree:
+    """The subgame tree of `root`; fresh root histories are valued by
+    rollouts until `value_by` (a `time.monotonic()` time), then at the
+    game's draw value, to be valued when they are expanded."""
     cfg = self.config
     me, opp = self.player, 1 - self.player
-    tree = HistoryTree(self.game, self.keys, cfg.rollouts,
-                       int(self.rng.integers(1 << 31)), cfg.rollout_max_moves,
+    tree = HistoryTree(self.game, self.keys, self._fitted[0],
+                       int(self.rng.integers(1 << 31)), self._fitted[1],
                        cfg.predictive)
     old = self.tree
     if old is not None:
@@ -319,7 +326,9 @@ class AnchoredSearch:
           budget -= added
           self._kept_count += added
         else:
-          tree.add_root(h.state, h.keys, weight, enters[j])
+          late = value_by is not None and time.monotonic() >= value_by
+          tree.add_root(h.state, h.keys, weight, enters[j],
+                        value=self._draw if late else None)
     return tree
 
   # --- The search -------------------------------------------------------------
@@ -349,6 +358,38 @@ class AnchoredSearch:
     tree.expand(n)
     return True
 
+  # Under a deadline, the root histories' rollouts may take this share of
+  # the time left after the root is drawn.
+  ROOT_VALUE_SHARE = 0.1
+
+  # Under a deadline, one expansion's rollouts (the searched state's
+  # children times the rollouts per leaf) may take at most this share of
+  # the time left.
+  EXPANSION_SHARE = 0.05
+
+  def _fit_rollouts(self, state: pyspiel.State, left: float
+                    ) -> tuple[int, int]:
+    """Fewer rollouts per leaf (at least 1), then rollouts cut short after
+    a number of moves (scored as a draw), where one expansion's rollouts
+    would take more than EXPANSION_SHARE of the time `left` (kriegspiel:
+    2.5 ms a rollout, dozens of children). Timed on 3 rollouts from
+    `state`; returns (rollouts per leaf, max moves)."""
+    from open_spiel_sog.algorithms.sog import rollout_values  # pylint: disable=g-import-not-at-top
+    begin = time.perf_counter()
+    _, _, moves = rollout_values.random_rollouts(state, 3, 0,
+                                                 self.config.rollout_max_moves)
+    per_rollout = (time.perf_counter() - begin) / 3
+    children = max(len(state.legal_actions()), 1)
+    allowed = self.EXPANSION_SHARE * max(left, 0.0)
+    fit = int(allowed / max(per_rollout * children, 1e-12))
+    rollouts = max(1, min(self.config.rollouts, fit))
+    max_moves = self.config.rollout_max_moves
+    if fit < 1 and moves:
+      per_move = per_rollout * 3 / moves
+      cap = max(1, int(allowed / (per_move * children)))
+      max_moves = cap if not max_moves else min(cap, max_moves)
+    return rollouts, max_moves
+
   def search(self, state: pyspiel.State, deadline: float | None = None
              ) -> AnchoredResult:
     """Searches the player's decision at `state` by `deadline` (a
@@ -361,13 +402,17 @@ class AnchoredSearch:
     setup_deadline = (None if deadline is None else
                       start + self.SETUP_SHARE * (deadline - start))
     root, groups = self._root(state, setup_deadline)
-    tree = self._build(root, groups)
+    self._fitted = (cfg.rollouts, cfg.rollout_max_moves)
+    if deadline is not None:
+      self._fitted = self._fit_rollouts(state, deadline - time.monotonic())
+    value_by = (None if deadline is None else time.monotonic() +
+                self.ROOT_VALUE_SHARE * (deadline - time.monotonic()))
+    tree = self._build(root, groups, value_by)
     me = self.player
     key_me = root[0].keys[me]
     mine = [n for n in tree.roots if tree.node_keys[n][me] == key_me]
-    for n in mine:  # our infostate's row exists from the start
-      if tree.children[n] is None:
-        tree.expand(n)
+    if tree.children[mine[0]] is None:  # our infostate's row, from the start
+      tree.expand(mine[0])
     setup = time.monotonic() - start
     root_p = np.asarray([tree.reach[n] for n in tree.roots])
     root_p = root_p / root_p.sum()
@@ -409,6 +454,7 @@ class AnchoredSearch:
     sign = 1.0 if me == 0 else -1.0
     rows = tree.rows[me]
     row = tree.row[mine[0]]
+    mine = [n for n in mine if tree.children[n] is not None]
     actions = rows.actions[row]
     average = rows.average(row)
     policy = {a: float(p) for a, p in zip(actions, average)}

@@ -184,3 +184,21 @@ def test_anchored_bot_plays_whole_games(game_string, gadget):
     state = game.new_initial_state()
     returns = pyspiel.evaluate_bots(state, bots, seed)
     assert state.is_terminal() and sum(returns) == pytest.approx(0.0)
+
+
+def test_purified_play_is_the_searched_policy_s_top_action():
+  """purify (the default) plays the most probable action of the searched
+  policy; without it the bot gives the searched policy itself."""
+  game = pyspiel.load_game("phantom_ttt")
+  state = game.new_initial_state()
+  for purify in (True, False):
+    bot = pyspiel.load_bot("sog", game, 0, {"simulations": 200, "seed": 0,
+                                            "purify": purify})
+    policy = dict(bot.get_policy(state))
+    searched = bot.anchored.last_result.policy
+    if purify:
+      best = max(searched, key=searched.get)
+      assert policy == {a: float(a == best) for a in state.legal_actions()}
+    else:
+      assert policy == pytest.approx(searched)
+      assert max(policy.values()) < 1.0

@@ -21,7 +21,8 @@ Parameters (all optional; see `SoGConfig` for the meaning of each):
   c_puct, alternating, averaging_power, walks_per_simulation,
   search_opponent_nodes, exact_tolerance, exact_max_iterations, rollouts,
   checkpoint, time_limit, infostates, max_histories, policy_threshold,
-  subgame, root_histories, order2_histories, gadget, freeze_other_selves.
+  subgame, root_histories, order2_histories, gadget, freeze_other_selves,
+  purify, leaf_rollouts.
 
 Past the enumeration bound (`subgame`), the bot searches an anchored subgame
 instead (`algorithms/sog/anchored/`, DESIGN.md section 15): its own
@@ -126,6 +127,10 @@ class SoGConfig:
     freeze_other_selves: anchored: play the bot's other root infostates at
       the previous search's policy (1-KLSS) instead of re-optimising them
       (an ablation).
+    purify: anchored: play the searched policy's most probable action (the
+      first of equals), as Obscuro plays under its Resolve gadget, instead
+      of drawing from the policy (then policy_threshold applies). phantom_ttt
+      against IS-MCTS at 1 s: see docs/fog_of_war.md.
     leaf_rollouts: anchored: random rollouts valuing each new leaf history
       (phantom_ttt, first search at time_limit=1: x's value 0.50 with 1,
       0.59 with 4).
@@ -162,6 +167,7 @@ class SoGConfig:
   gadget: str = "resolve"
   freeze_other_selves: bool = False
   leaf_rollouts: int = 4
+  purify: bool = True
 
   @classmethod
   def from_params(cls, params: Mapping[str, Any] | None) -> "SoGConfig":
@@ -595,8 +601,11 @@ class SoGBot(pyspiel.Bot):
       with self._garbage.decision():
         result = self.anchored.search(state, deadline)
       legal = state.legal_actions()
-      return threshold_policy({a: result.policy.get(a, 0.0) for a in legal},
-                              self.config.policy_threshold)
+      policy = {a: result.policy.get(a, 0.0) for a in legal}
+      if self.config.purify:
+        best = max(policy, key=policy.get)
+        return {a: float(a == best) for a in legal}
+      return threshold_policy(policy, self.config.policy_threshold)
     with self._garbage.decision():
       if self._simultaneous and self._player == 1 and (
           self.config.search_opponent_nodes):

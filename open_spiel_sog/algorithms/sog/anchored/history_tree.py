@@ -455,10 +455,14 @@ class HistoryTree:
     `predictive`: PCFR+, Farina, Kroer and Sandholm 2021)."""
     self._node_values = None
     arrays, reach, value0 = self.compile()
-    policies = [self._policy(p, arrays[p]) for p in (0, 1)]
+    # Each row's policy of the latest update (uniform, or frozen, for rows
+    # made since), kept in `Rows.current`.
+    policies = [self.rows[p].current[:arrays[p]["rows"], :arrays[p]["width"]]
+                .copy() for p in (0, 1)]
+    reaches = [None, self._reach(1, arrays[1], policies[1])]
     for p in (0, 1):
       a, o = arrays[p], arrays[1 - p]
-      other = self._reach(1 - p, o, policies[1 - p])
+      other = reaches[1 - p]
       sign = 1.0 if p == 0 else -1.0
       direct = np.bincount(a["leaf_seq"], weights=sign * reach * value0 *
                            other[o["leaf_seq"]], minlength=a["size"])
@@ -470,11 +474,14 @@ class HistoryTree:
       regret[a["frozen"]] = 0.0
       rows.regrets[:r, :w] = np.maximum(rows.regrets[:r, :w] + regret, 0.0)
       rows.last[:r, :w] = regret
-      own = self._reach(p, a, policies[p])
+      own = reaches[p] if reaches[p] is not None else self._reach(
+          p, a, policies[p])
       rows.cumulative[:r, :w] += (t ** power) * own[a["parent_seq"], None] * (
           policies[p])
       policies[p] = self._policy(p, a)
       rows.current[:r, :w] = policies[p]
+      if p == 0:  # (player 1 updates against player 0's new policy)
+        reaches[0] = self._reach(0, a, policies[0])
 
   # --- Reading the solution --------------------------------------------------
 

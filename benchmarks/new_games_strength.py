@@ -37,6 +37,9 @@ _GAMES = flags.DEFINE_string(
     "games", "phantom_ttt;dark_hex(num_rows=3,num_cols=3);"
     "breakthrough(rows=6,columns=6)", "Game strings, separated by ';'.")
 _NUM_GAMES = flags.DEFINE_integer("num_games", 40, "Games per game string.")
+_MAX_MOVES = flags.DEFINE_integer(
+    "max_moves", 0, "Stop a game after this many decisions and score it a "
+    "draw (0: play every game to its end; kriegspiel runs for hundreds).")
 _TIME_LIMIT = flags.DEFINE_float("time_limit", 1.0,
                                  "sog's time_limit (seconds per decision).")
 _SIMULATIONS = flags.DEFINE_integer(
@@ -116,7 +119,10 @@ def play(game, seat: int, seed: int, times: list[float],
            if _MAX_HISTORIES.value >= 0 else {})})
   bot.restart()
   state = game.new_initial_state()
+  decisions = 0
   while not state.is_terminal():
+    if _MAX_MOVES.value and decisions >= _MAX_MOVES.value:
+      return 0.0  # stopped at the cap: a draw
     if state.is_chance_node():
       actions, probs = zip(*state.chance_outcomes())
       state.apply_action(int(rng.choice(actions, p=probs)))
@@ -137,6 +143,7 @@ def play(game, seat: int, seed: int, times: list[float],
       opponent_times.append(time.monotonic() - start)
       bot.inform_action(state, player, action)
     state.apply_action(action)
+    decisions += 1
   return state.returns()[seat]
 
 
@@ -165,6 +172,7 @@ def run_game(name: str, extra: dict) -> dict:
   return {
       "game": name, "player": _PLAYER.value or "sog",
       "opponent": _OPPONENT.value, "games": n, "wins": wins,
+      "max_moves": _MAX_MOVES.value,
       "draws": draws, "losses": n - wins - draws, "win_rate": wins / n,
       "win_rate_95": [low, high], "mean_return": float(np.mean(returns)),
       "mean_return_95": half,

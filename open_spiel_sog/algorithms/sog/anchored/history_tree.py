@@ -24,6 +24,8 @@ Vocabulary:
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pyspiel
 
@@ -151,6 +153,7 @@ class HistoryTree:
     self.freeze: tuple[int, dict[str, np.ndarray], str] | None = None
     self._root_history: dict[int, list[int]] = {}
     self._node_values: np.ndarray | None = None
+    self._timed = [0, 0.0]  # children built by `expand`, and its seconds
     # Numpy copies of per-node data (`_mirror_nodes`).
     self._mirrored = 0
     self._expanded: list[int] = []
@@ -250,9 +253,35 @@ class HistoryTree:
       row = rows.add(key, parent, actions, frozen, self.warm.get((p, key)))
     return row
 
+  def expansion_seconds(self, n: int) -> float:
+    """What expanding leaf `n` is expected to take: its children times
+    the running mean of seconds per child built (0 before any)."""
+    done, seconds = self._timed
+    if not done:
+      return 0.0
+    state = self.states[n]
+    count = (len(state.chance_outcomes()) if self.actor[n] == CHANCE else
+             len(state.legal_actions()))
+    return count * seconds / done
+
+  def record_expansion(self, children: int, seconds: float) -> None:
+    """Adds `children` built in `seconds` to the running mean."""
+    self._timed[0] += children
+    self._timed[1] += seconds
+
+  def row_only(self, n: int) -> None:
+    """Makes the row of decision leaf `n` (its infostate, uniform) without
+    its children: where even one expansion would not fit the time."""
+    self.row[n] = self._row_of(n)
+
   def expand(self, n: int) -> None:
     """Gives leaf `n` all its children (each valued by rollouts or its
     returns)."""
+    begin = time.perf_counter()
+    self._expand(n)
+    self.record_expansion(len(self.children[n]), time.perf_counter() - begin)
+
+  def _expand(self, n: int) -> None:
     state = self.states[n]
     actor = self.actor[n]
     if actor == CHANCE:

@@ -334,9 +334,10 @@ class AnchoredSearch:
   # --- The search -------------------------------------------------------------
 
   def _simulate(self, tree: HistoryTree, explorer: int,
-                root_p: np.ndarray) -> bool:
-    """One walk from a root history to a leaf, which gets its children;
-    False when it ended at a terminal history."""
+                root_p: np.ndarray, deadline: float | None = None) -> bool:
+    """One walk from a root history to a leaf, which gets its children
+    (unless that is expected to pass `deadline`); False when it ended at a
+    terminal history or expanded nothing."""
     rng = self.rng
     n = tree.roots[int(rng.choice(len(tree.roots), p=root_p))]
     while tree.children[n] is not None:
@@ -354,6 +355,9 @@ class AnchoredSearch:
       n = kids[int(rng.choice(len(kids), p=policy / total))
                if total > 0 else int(rng.integers(len(kids)))]
     if tree.actor[n] == TERMINAL:
+      return False
+    if deadline is not None and (time.monotonic() + tree.expansion_seconds(n)
+                                 > deadline):
       return False
     tree.expand(n)
     return True
@@ -390,6 +394,22 @@ class AnchoredSearch:
       max_moves = cap if not max_moves else min(cap, max_moves)
     return rollouts, max_moves
 
+  # Under a deadline, the searcher's first expansion may take at most this
+  # share of the time left (else its row is made without children).
+  FIRST_SHARE = 0.5
+
+  def _child_seconds(self, tree: HistoryTree, n: int) -> float:
+    """Seconds one child of `n` takes to build as `expand` builds it
+    (state, both keys, its rollouts), timed on the first legal action."""
+    state = tree.states[n]
+    a = state.legal_actions()[0]
+    begin = time.perf_counter()
+    child = state.child(a)
+    self.keys.child(tree.node_keys[n], state, a, child)
+    if not child.is_terminal():
+      tree._rollout_value(child)  # pylint: disable=protected-access
+    return time.perf_counter() - begin
+
   def search(self, state: pyspiel.State, deadline: float | None = None
              ) -> AnchoredResult:
     """Searches the player's decision at `state` by `deadline` (a
@@ -412,7 +432,15 @@ class AnchoredSearch:
     key_me = root[0].keys[me]
     mine = [n for n in tree.roots if tree.node_keys[n][me] == key_me]
     if tree.children[mine[0]] is None:  # our infostate's row, from the start
-      tree.expand(mine[0])
+      first = mine[0]
+      one = self._child_seconds(tree, first) if deadline is not None else 0
+      tree.record_expansion(1, one)
+      if deadline is not None and one * len(state.legal_actions()) > (
+          self.FIRST_SHARE * (deadline - time.monotonic())):
+        # python_liars_poker: 2 ms an observation string, 300 children.
+        tree.row_only(first)
+      else:
+        tree.expand(first)
     setup = time.monotonic() - start
     root_p = np.asarray([tree.reach[n] for n in tree.roots])
     root_p = root_p / root_p.sum()
@@ -424,7 +452,7 @@ class AnchoredSearch:
         if sims >= cfg.simulations or len(tree) >= cfg.max_nodes:
           break
         walks += 1
-        if self._simulate(tree, walks % 2, root_p):
+        if self._simulate(tree, walks % 2, root_p, deadline):
           sims += 1
         if deadline is not None and time.monotonic() >= deadline:
           break
@@ -454,16 +482,16 @@ class AnchoredSearch:
     sign = 1.0 if me == 0 else -1.0
     rows = tree.rows[me]
     row = tree.row[mine[0]]
-    mine = [n for n in mine if tree.children[n] is not None]
+    expanded = [n for n in mine if tree.children[n] is not None]
     actions = rows.actions[row]
     average = rows.average(row)
     policy = {a: float(p) for a, p in zip(actions, average)}
-    weights = np.asarray([tree.reach[n] for n in mine])
+    weights = np.asarray([tree.reach[n] for n in (expanded or mine)])
     weights = weights / weights.sum()
-    value = float(sign * np.dot(weights, values[mine]))
+    value = float(sign * np.dot(weights, values[expanded or mine]))
     action_values = {}
-    for slot, a in enumerate(actions):
-      kids = [tree.children[n][slot] for n in mine]
+    for slot, a in enumerate(actions if expanded else ()):
+      kids = [tree.children[n][slot] for n in expanded]
       action_values[a] = float(sign * np.dot(weights, values[kids]))
     root_values = {}
     by_key: dict[str, list[int]] = {}

@@ -28,6 +28,11 @@ Past the enumeration bound (`subgame`), the bot searches an anchored subgame
 instead (`algorithms/sog/anchored/`, DESIGN.md section 15): its own
 infostate and the order-2 set around it, grown by histories and kept across
 its moves.
+
+The module is long (about 700 lines) for one concern: `SoGConfig` documents
+each of its 30 parameters where they are read, and what bends a decision
+to `time_limit` (rollouts fitted to it, garbage collected before it) is
+the bot's own and lives beside it.
 """
 
 from __future__ import annotations
@@ -117,7 +122,7 @@ class SoGConfig:
       and the order-2 set, grown by histories and kept across moves; leaves
       valued by `rollouts` random rollouts) or "auto": anchored in
       imperfect-information games whose public states exceed max_histories
-      (`needs_anchored`), public states otherwise (enumerable games keep
+      (`anchored.needs_anchored`), public states otherwise (enumerable games keep
       the exact path).
     root_histories: anchored: histories of the bot's infostate at the root.
     order2_histories: anchored: histories of each opponent infostate
@@ -314,45 +319,6 @@ def resolve_config(config: SoGConfig, game: pyspiel.Game
       alpha=config.alpha)
 
 
-_NEEDS_ANCHORED: dict[tuple[str, int], bool] = {}
-
-
-def needs_anchored(game: pyspiel.Game, max_histories: int,
-                   max_public_states: int = 2000,
-                   seconds: float = 2.0) -> bool:
-  """Whether `game` is past the enumeration bound: an imperfect-information
-  game with a public state of more than `max_histories` histories (found
-  by walking its exact public states breadth first, at most
-  `max_public_states` of them for at most `seconds`; a game whose walk
-  finds none in that budget, or that completes, stays on public states)."""
-  if (not max_histories or game.get_type().information ==
-      pyspiel.GameType.Information.PERFECT_INFORMATION or
-      game.get_type().short_name == "efg_game"):
-    return False
-  known = _NEEDS_ANCHORED.get((str(game), max_histories))
-  if known is None:
-    known = _NEEDS_ANCHORED[(str(game), max_histories)] = _past_bound(
-        game, max_histories, max_public_states, seconds)
-  return known
-
-
-def _past_bound(game: pyspiel.Game, max_histories: int,
-                max_public_states: int, seconds: float) -> bool:
-  observer = PublicStateObserver(game, ObserverConfig(max_histories=0))
-  start = time.monotonic()
-  try:
-    for count, ps in enumerate(observer.walk()):
-      if len(ps.histories) > max_histories:
-        return True
-      if count >= max_public_states or time.monotonic() - start > seconds:
-        return False
-  except ValueError:  # too large to build exactly
-    return True
-  finally:
-    observer.restart()
-  return False
-
-
 def anchored_config(config: SoGConfig) -> anchored.AnchoredConfig:
   return anchored.AnchoredConfig(
       root_histories=config.root_histories,
@@ -384,7 +350,7 @@ class SoGBot(pyspiel.Bot):
     self.anchored = None
     if config.subgame == "anchored" or (
         config.subgame == "auto" and
-        needs_anchored(self._search_game, config.max_histories)):
+        anchored.needs_anchored(self._search_game, config.max_histories)):
       if config.value_function not in ("auto", "rollout") or config.checkpoint:
         raise ValueError(
             "sog: the anchored subgame values its leaves by rollouts; "

@@ -30,6 +30,7 @@ import numpy as np
 import pyspiel
 
 from open_spiel_sog.algorithms.cfr import passes
+from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.public_state import CHANCE
 from open_spiel_sog.public_state import HistoryKeys
 from open_spiel_sog.public_state import TERMINAL
@@ -121,7 +122,8 @@ class HistoryTree:
     self.rollouts = rollouts
     self.max_moves = max_moves
     self._rng_state = int(seed) & 0x7FFFFFFF
-    self._draw: float | None = None  # a cut rollout's value
+    # Player 0's return in a drawn game: a cut rollout's value.
+    self.draw = rollout_values.draw_value(game)
     self.rows = [Rows(), Rows()]
     self.num_root = [1, 1]
     self.roots: list[int] = []
@@ -168,11 +170,8 @@ class HistoryTree:
   # --- Building -------------------------------------------------------------
 
   def _rollout_value(self, state: pyspiel.State) -> float:
-    from open_spiel_sog.algorithms.sog import rollout_values  # pylint: disable=g-import-not-at-top
-    if self._draw is None:
-      self._draw = rollout_values.draw_value(self.game)
     value, self._rng_state, _ = rollout_values.random_rollouts(
-        state, self.rollouts, self._rng_state, self.max_moves, self._draw)
+        state, self.rollouts, self._rng_state, self.max_moves, self.draw)
     return float(value)
 
   def _add(self, parent: int, action: int, edge: float, reach: float,
@@ -234,15 +233,22 @@ class HistoryTree:
       enters.append((row, len(actions) - 1))
     return enters
 
-  def _row_of(self, n: int) -> int:
+  def gadget_rows(self, p: int) -> set[int]:
+    """Player p's rows that are gadget entries, not infostates."""
+    return ({row for row, _, _ in self.gadget} if p == self.gadget_player
+            else set())
+
+  def _row_of(self, n: int, actions: list[int] | None = None) -> int:
+    """The row of decision node `n` (made where new, with `actions`, or
+    its state's legal actions)."""
     p = self.actor[n]
     rows = self.rows[p]
     key = self.node_keys[n][p]
     parent = self.seq[p][n]
     row = rows.find(key, parent)
     if row < 0:
-      state = self.states[n]
-      actions = state.legal_actions()
+      if actions is None:
+        actions = self.states[n].legal_actions()
       frozen = None
       if self.freeze is not None and p == self.freeze[0] and (
           self.node_keys[self.origin[n]][p] != self.freeze[2]):
@@ -269,6 +275,27 @@ class HistoryTree:
     self._timed[0] += children
     self._timed[1] += seconds
 
+  def child_seconds(self, n: int) -> float:
+    """Seconds one child of leaf `n` takes to build as `expand` builds it
+    (state, both keys, its rollouts), timed on the first legal action."""
+    state = self.states[n]
+    a = state.legal_actions()[0]
+    begin = time.perf_counter()
+    child = state.child(a)
+    self.keys.child(self.node_keys[n], state, a, child)
+    if not child.is_terminal():
+      self._rollout_value(child)
+    return time.perf_counter() - begin
+
+  def _child_seqs(self, n: int, row: int, slot: int
+                  ) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Both players' sequences at the child in `slot` of node `n` (whose
+    actor's row is `row`)."""
+    seqs = [self.seq[0][n], self.seq[1][n]]
+    if self.actor[n] >= 0:
+      seqs[self.actor[n]] = (row, slot)
+    return seqs[0], seqs[1]
+
   def row_only(self, n: int) -> None:
     """Makes the row of decision leaf `n` (its infostate, uniform) without
     its children: where even one expansion would not fit the time."""
@@ -284,6 +311,7 @@ class HistoryTree:
   def _expand(self, n: int) -> None:
     state = self.states[n]
     actor = self.actor[n]
+    row = -1
     if actor == CHANCE:
       outcomes = state.chance_outcomes()
     else:
@@ -294,14 +322,11 @@ class HistoryTree:
     kids = []
     for slot, (a, prob) in enumerate(outcomes):
       child = state.child(a)
-      seqs = [self.seq[0][n], self.seq[1][n]]
-      if actor >= 0:
-        seqs[actor] = (row, slot)
       kid_actor = (TERMINAL if child.is_terminal() else
                    int(child.current_player()))
       kids.append(self._add(n, a, prob, self.reach[n] * prob, child,
                             self.keys.child(keys, state, a, child),
-                            tuple(seqs), kid_actor, None,
+                            self._child_seqs(n, row, slot), kid_actor, None,
                             self.depth[n] + 1, self.origin[n], slot))
     self.children[n] = kids
     self.is_leaf[n] = False
@@ -329,19 +354,18 @@ class HistoryTree:
             self.states[m] = old.history_state(o)
           continue
         actor = self.actor[m]
+        row = -1
         if actor >= 0:
-          self.states[m] = self.states[m] or old.history_state(o)
-          row = self._row_of(m)
+          # (The old row's actions: no state to rebuild for them.)
+          row = self._row_of(m, old.rows[actor].actions[old.row[o]])
           self.row[m] = row
         mine = []
         for slot, k in enumerate(kids):
-          seqs = [self.seq[0][m], self.seq[1][m]]
-          if actor >= 0:
-            seqs[actor] = (row, slot)
           mine.append(self._add(
               m, old.action[k], old.edge[k], self.reach[m] * old.edge[k],
-              old.states[k], old.node_keys[k], tuple(seqs), old.actor[k],
-              values[k], self.depth[m] + 1, self.origin[m], slot))
+              old.states[k], old.node_keys[k], self._child_seqs(m, row, slot),
+              old.actor[k], values[k], self.depth[m] + 1, self.origin[m],
+              slot))
           nxt.append((k, mine[-1]))
         self.children[m] = mine
         self.is_leaf[m] = False
@@ -368,7 +392,6 @@ class HistoryTree:
     for a in self.history(n):
       state.apply_action(a)
     return state
-
 
   # --- CFR+ -----------------------------------------------------------------
 

@@ -37,6 +37,7 @@ import time
 import numpy as np
 import pyspiel
 
+from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.algorithms.sog.anchored import order2
 from open_spiel_sog.algorithms.sog.anchored.history_tree import HistoryTree
 from open_spiel_sog.algorithms.sog.anchored.history_tree import ROOT
@@ -154,9 +155,6 @@ class AnchoredSearch:
     self.player = player
     self.keys = HistoryKeys(game, infostates)
     self.rng = np.random.default_rng(self.config.seed)
-    from open_spiel_sog.algorithms.sog import rollout_values  # pylint: disable=g-import-not-at-top
-    self._draw = rollout_values.draw_value(game)
-    self._fitted = (self.config.rollouts, self.config.rollout_max_moves)
     self.reset()
 
   def reset(self) -> None:
@@ -169,20 +167,16 @@ class AnchoredSearch:
 
   # --- The root ---------------------------------------------------------------
 
-  def _kept(self, key: str, p: int, actor: int) -> list[int]:
-    """The kept tree's nodes where `actor` acts and player p's key is
-    `key`."""
+  def _kept_index(self) -> dict[tuple[int, str], list[int]]:
+    """The kept tree's nodes where the searcher acts, by (player, that
+    player's key there)."""
+    index: dict[tuple[int, str], list[int]] = {}
     old = self.tree
-    if old is None:
-      return []
-    if self._index is None:
-      self._index = {}
-      for n in range(len(old)):
-        if old.actor[n] == self.player:
-          for q in (0, 1):
-            self._index.setdefault((q, old.node_keys[n][q]), []).append(n)
-    assert actor == self.player
-    return list(self._index.get((p, key), ()))
+    for n in range(0 if old is None else len(old)):
+      if old.actor[n] == self.player:
+        for q in (0, 1):
+          index.setdefault((q, old.node_keys[n][q]), []).append(n)
+    return index
 
   def _root(self, state: pyspiel.State, deadline: float | None
             ) -> tuple[list[order2.RootHistory], dict[str, list[int]]]:
@@ -190,7 +184,7 @@ class AnchoredSearch:
     key, the indices of its histories."""
     me, opp = self.player, 1 - self.player
     cfg = self.config
-    self._index = None
+    kept = self._kept_index()
     path, final = order2.key_path(self.keys, state, me)
     seen: set[tuple[int, ...]] = set()
     root: list[order2.RootHistory] = []
@@ -218,13 +212,12 @@ class AnchoredSearch:
                                        self.policies)
     root.append(order2.RootHistory(s, k, chance, reach,
                                    kept=self._kept_node(true)))
-    add_kept(self._kept(final[me], me, me), cfg.root_histories - 1)
+    add_kept(kept.get((me, final[me]), []), cfg.root_histories - 1)
     visits = cfg.max_visits // 2
     if len(root) < cfg.root_histories:
       root += order2.consistent_histories(
           self.keys, me, path, cfg.root_histories - len(root), self.rng,
           self.policies, seen, visits, deadline)
-    mine = len(root)
     # The order-2 set: each opponent infostate of I filled.
     groups: dict[str, list[int]] = {}
     for i, h in enumerate(root):
@@ -235,14 +228,13 @@ class AnchoredSearch:
       if want <= 0:
         continue
       before = len(root)
-      want -= add_kept([n for n in self._kept(key, opp, me)], want)
+      want -= add_kept(kept.get((opp, key), []), want)
       if want > 0:
         opp_path, _ = order2.key_path(self.keys, root[members[0]].state, opp)
         root += order2.consistent_histories(
             self.keys, opp, opp_path, want, self.rng, self.policies, seen,
             per_group, deadline)
       members.extend(range(before, len(root)))
-    self._mine = mine
     return root, groups
 
   def _kept_node(self, history: tuple[int, ...]) -> int:
@@ -266,23 +258,25 @@ class AnchoredSearch:
     return -1
 
   def _build(self, root: list[order2.RootHistory],
-             groups: dict[str, list[int]],
-             value_by: float | None = None) -> HistoryTree:
-    """The subgame tree of `root`; fresh root histories are valued by
-    rollouts until `value_by` (a `time.monotonic()` time), then at the
-    game's draw value, to be valued when they are expanded."""
+             groups: dict[str, list[int]], rollouts: tuple[int, int],
+             value_by: float | None = None) -> tuple[HistoryTree, int]:
+    """The subgame tree of `root`, its leaves valued by `rollouts` =
+    (rollouts per leaf, max moves), and the kept histories it took; fresh
+    root histories are valued by rollouts until `value_by` (a
+    `time.monotonic()` time), then at the game's draw value, to be valued
+    when they are expanded."""
     cfg = self.config
     me, opp = self.player, 1 - self.player
-    tree = HistoryTree(self.game, self.keys, self._fitted[0],
-                       int(self.rng.integers(1 << 31)), self._fitted[1],
+    tree = HistoryTree(self.game, self.keys, rollouts[0],
+                       int(self.rng.integers(1 << 31)), rollouts[1],
                        cfg.predictive)
     old = self.tree
     if old is not None:
       for p in (0, 1):
         rows = old.rows[p]
+        gadget = old.gadget_rows(p)
         for row in range(len(rows)):
-          if rows.parent[row][0] == ROOT and rows.key[row].startswith(
-              "gadget "):
+          if row in gadget:
             continue
           k = len(rows.actions[row])
           tree.warm[(p, rows.key[row])] = rows.regrets[row, :k].copy()
@@ -315,7 +309,7 @@ class AnchoredSearch:
       prior = y / y.sum() if y.sum() > 0 else np.full(m, 1.0 / m)
       enters = [(ROOT, 0)] * m
     budget = cfg.keep_nodes
-    self._kept_count = 0
+    kept = 0
     for j, k in enumerate(keys):
       total = inner[j].sum()
       for i, wi in zip(groups[k], inner[j]):
@@ -324,12 +318,12 @@ class AnchoredSearch:
         if h.kept >= 0 and budget > 0:
           added = tree.copy_subtree(old, h.kept, weight, enters[j], budget)
           budget -= added
-          self._kept_count += added
+          kept += added
         else:
           late = value_by is not None and time.monotonic() >= value_by
           tree.add_root(h.state, h.keys, weight, enters[j],
-                        value=self._draw if late else None)
-    return tree
+                        value=tree.draw if late else None)
+    return tree, kept
 
   # --- The search -------------------------------------------------------------
 
@@ -378,7 +372,6 @@ class AnchoredSearch:
     would take more than EXPANSION_SHARE of the time `left` (kriegspiel:
     2.5 ms a rollout, dozens of children). Timed on 3 rollouts from
     `state`; returns (rollouts per leaf, max moves)."""
-    from open_spiel_sog.algorithms.sog import rollout_values  # pylint: disable=g-import-not-at-top
     begin = time.perf_counter()
     _, _, moves = rollout_values.random_rollouts(state, 3, 0,
                                                  self.config.rollout_max_moves)
@@ -398,18 +391,6 @@ class AnchoredSearch:
   # share of the time left (else its row is made without children).
   FIRST_SHARE = 0.5
 
-  def _child_seconds(self, tree: HistoryTree, n: int) -> float:
-    """Seconds one child of `n` takes to build as `expand` builds it
-    (state, both keys, its rollouts), timed on the first legal action."""
-    state = tree.states[n]
-    a = state.legal_actions()[0]
-    begin = time.perf_counter()
-    child = state.child(a)
-    self.keys.child(tree.node_keys[n], state, a, child)
-    if not child.is_terminal():
-      tree._rollout_value(child)  # pylint: disable=protected-access
-    return time.perf_counter() - begin
-
   def search(self, state: pyspiel.State, deadline: float | None = None
              ) -> AnchoredResult:
     """Searches the player's decision at `state` by `deadline` (a
@@ -422,25 +403,27 @@ class AnchoredSearch:
     setup_deadline = (None if deadline is None else
                       start + self.SETUP_SHARE * (deadline - start))
     root, groups = self._root(state, setup_deadline)
-    self._fitted = (cfg.rollouts, cfg.rollout_max_moves)
+    rollouts = (cfg.rollouts, cfg.rollout_max_moves)
     if deadline is not None:
-      self._fitted = self._fit_rollouts(state, deadline - time.monotonic())
+      rollouts = self._fit_rollouts(state, deadline - time.monotonic())
     value_by = (None if deadline is None else time.monotonic() +
                 self.ROOT_VALUE_SHARE * (deadline - time.monotonic()))
-    tree = self._build(root, groups, value_by)
+    tree, kept = self._build(root, groups, rollouts, value_by)
     me = self.player
     key_me = root[0].keys[me]
     mine = [n for n in tree.roots if tree.node_keys[n][me] == key_me]
-    if tree.children[mine[0]] is None:  # our infostate's row, from the start
-      first = mine[0]
-      one = self._child_seconds(tree, first) if deadline is not None else 0
-      tree.record_expansion(1, one)
-      if deadline is not None and one * len(state.legal_actions()) > (
-          self.FIRST_SHARE * (deadline - time.monotonic())):
-        # python_liars_poker: 2 ms an observation string, 300 children.
-        tree.row_only(first)
-      else:
+    first = mine[0]
+    if tree.children[first] is None:  # our infostate's row, from the start
+      fits = True
+      if deadline is not None:
+        one = tree.child_seconds(first)
+        tree.record_expansion(1, one)
+        fits = one * len(state.legal_actions()) <= (
+            self.FIRST_SHARE * (deadline - time.monotonic()))
+      if fits:
         tree.expand(first)
+      else:  # python_liars_poker: 2 ms an observation string, 300 children
+        tree.row_only(first)
     setup = time.monotonic() - start
     root_p = np.asarray([tree.reach[n] for n in tree.roots])
     root_p = root_p / root_p.sum()
@@ -472,10 +455,10 @@ class AnchoredSearch:
         done = done or time.monotonic() >= deadline
       if done:
         break
-    return self._finish(tree, state, root, groups, mine, sims, iterations,
+    return self._finish(tree, root, groups, mine, kept, sims, iterations,
                         time.monotonic() - start, setup)
 
-  def _finish(self, tree, state, root, groups, mine, sims, iterations,
+  def _finish(self, tree, root, groups, mine, kept, sims, iterations,
               seconds, setup) -> AnchoredResult:
     me, opp = self.player, 1 - self.player
     values = tree.node_values
@@ -507,11 +490,11 @@ class AnchoredSearch:
     self._searches += 1
     for p in (0, 1):
       prow = tree.rows[p]
-      gadget = 1 if p == opp and tree.gadget else 0
+      gadget = tree.gadget_rows(p)
+      # (Below a gadget, the opponent's rows are one level deeper.)
+      deepest = POLICY_LEVELS + (1 if gadget else 0)
       for r in range(len(prow)):
-        if gadget and prow.parent[r][0] == ROOT:
-          continue
-        if prow.level[r] > POLICY_LEVELS + gadget:
+        if r in gadget or prow.level[r] > deepest:
           continue
         self.policies[prow.key[r]] = dict(zip(prow.actions[r],
                                               prow.average(r).tolist()))
@@ -524,8 +507,10 @@ class AnchoredSearch:
     self.last_root = root
     self.last_result = AnchoredResult(
         policy=policy, value=value, action_values=action_values,
-        root_values=root_values, root_histories=(self._mine, len(root)),
+        root_values=root_values,
+        root_histories=(sum(h.keys[me] == root[0].keys[me] for h in root),
+                        len(root)),
         opponent_infostates={k: len(v) for k, v in groups.items()},
-        nodes=len(tree), kept=self._kept_count, simulations=sims,
+        nodes=len(tree), kept=kept, simulations=sims,
         iterations=iterations, seconds=seconds, setup_seconds=setup)
     return self.last_result

@@ -49,6 +49,7 @@ import numpy as np
 import pyspiel
 
 from open_spiel_sog.algorithms.sog import anchored
+from open_spiel_sog.algorithms.sog import beliefs
 from open_spiel_sog.algorithms.sog import exact_values
 from open_spiel_sog.algorithms.sog import gt_cfr
 from open_spiel_sog.algorithms.sog import resolving
@@ -329,6 +330,22 @@ def anchored_config(config: SoGConfig) -> anchored.AnchoredConfig:
       averaging_power=config.averaging_power, seed=config.seed)
 
 
+@dataclasses.dataclass(frozen=True)
+class Decision:
+  """What the bot's latest decision searched (`SoGBot.last_decision`).
+
+  Attributes:
+    policy: {action: probability}, the searched policy at the bot's
+      infostate, before `purify` or `policy_threshold`.
+    value: the bot's expected return at its infostate under the searched
+      profile.
+    belief: its belief over the histories of its infostate.
+  """
+  policy: dict[int, float]
+  value: float
+  belief: beliefs.Belief
+
+
 class SoGBot(pyspiel.Bot):
   """Student of Games: continual re-solving with GT-CFR (see module doc)."""
 
@@ -347,6 +364,7 @@ class SoGBot(pyspiel.Bot):
     self._player = player
     self._rng = np.random.default_rng(config.seed)
     self._garbage = _GarbageCollection(config.time_limit)
+    self._last: tuple | None = None  # what last_decision() reads
     self.anchored = None
     if config.subgame == "anchored" or (
         config.subgame == "auto" and
@@ -484,6 +502,7 @@ class SoGBot(pyspiel.Bot):
   # --- pyspiel.Bot -----------------------------------------------------------
 
   def restart(self):
+    self._last = None
     if self.anchored is not None:
       self.anchored.reset()
     self.resolver.reset()
@@ -568,6 +587,7 @@ class SoGBot(pyspiel.Bot):
         result = self.anchored.search(state, deadline)
       legal = state.legal_actions()
       policy = {a: result.policy.get(a, 0.0) for a in legal}
+      self._last = (policy,)
       if self.config.purify:
         best = max(policy, key=policy.get)
         return {a: float(a == best) for a in legal}
@@ -581,8 +601,36 @@ class SoGBot(pyspiel.Bot):
     policy = result.policy(ps)[j]
     legal = (state.legal_actions(self._player) if state.is_simultaneous_node()
              else state.legal_actions())
-    return threshold_policy({a: policy.get(a, 0.0) for a in legal},
-                            self.config.policy_threshold)
+    policy = {a: policy.get(a, 0.0) for a in legal}
+    self._last = (policy, ps, h, result)
+    return threshold_policy(policy, self.config.policy_threshold)
+
+  def last_decision(self) -> Decision | None:
+    """The searched policy, value and belief of the bot's latest decision
+    in this game (None before its first). Simultaneous-move games: the
+    belief's histories are the turn-based game's."""
+    if self._last is None:
+      return None
+    me, opp = self._player, 1 - self._player
+    if len(self._last) == 1:
+      result, root = self.anchored.last_result, self.anchored.last_root
+      mine = [h for h in root if h.keys[me] == root[0].keys[me]]
+      belief = beliefs.weighted_belief(
+          me, [h.state for h in mine],
+          [h.chance * h.reach[opp] for h in mine], exact=False)
+      return Decision(policy=dict(self._last[0]), value=result.value,
+                      belief=belief)
+    policy, ps, h, result = self._last
+    summary = result.summaries[ps.id]
+    belief = beliefs.public_state_belief(ps, h, me, summary.ranges[opp])
+    # A counterfactual value over the infostate's reach is the expected
+    # return there.
+    j = int(ps.history_infostate[me][h])
+    members = ps.history_infostate[me] == j
+    reach = np.dot(ps.chance_reach[members],
+                   summary.ranges[opp][ps.history_infostate[opp][members]])
+    value = float(summary.values[me][j] / reach) if reach > 0 else 0.0
+    return Decision(policy=dict(policy), value=value, belief=belief)
 
 
 def threshold_policy(policy: dict[int, float], threshold: float

@@ -52,23 +52,27 @@ class BotSpec:
   params: dict[str, Any]
 
 
+def parse_bot(spec: str, who: str = "round_robin") -> BotSpec:
+  """A BotSpec from "name" or "name(k=v,...)"; ValueError, prefixed by
+  `who`, on a malformed spec."""
+  spec = spec.strip()
+  try:
+    params = dict(pyspiel.game_parameters_from_string(spec))
+  except (pyspiel.SpielError, RuntimeError, ValueError) as e:
+    raise ValueError(f"{who}: cannot parse bot {spec!r} ({e}); write "
+                     "NAME or NAME(k=v,...)") from None
+  name = params.pop("name", "")
+  if not name:
+    raise ValueError(f"{who}: bot {spec!r} has no name")
+  return BotSpec(spec, name, params)
+
+
 def parse_bots(specs: str | Sequence[str]) -> list[BotSpec]:
   """BotSpecs from "a(k=v);b;..." or a list of specs; ValueError on a
   malformed spec or a repeated one."""
   if isinstance(specs, str):
     specs = [s for s in (x.strip() for x in specs.split(";")) if s]
-  out = []
-  for spec in specs:
-    spec = spec.strip()
-    try:
-      params = dict(pyspiel.game_parameters_from_string(spec))
-    except (pyspiel.SpielError, RuntimeError, ValueError) as e:
-      raise ValueError(f"round_robin: cannot parse bot {spec!r} ({e}); write "
-                       "NAME or NAME(k=v,...)") from None
-    name = params.pop("name", "")
-    if not name:
-      raise ValueError(f"round_robin: bot {spec!r} has no name")
-    out.append(BotSpec(spec, name, params))
+  out = [parse_bot(spec) for spec in specs]
   labels = [b.label for b in out]
   repeated = sorted({x for x in labels if labels.count(x) > 1})
   if repeated:
@@ -78,19 +82,23 @@ def parse_bots(specs: str | Sequence[str]) -> list[BotSpec]:
   return out
 
 
-def _load(game: pyspiel.Game, bot: BotSpec, player: int) -> pyspiel.Bot:
+def load_bot(game: pyspiel.Game, bot: BotSpec, player: int,
+             who: str = "round_robin") -> pyspiel.Bot:
+  """`pyspiel.load_bot` for `bot` in `player`'s seat; ValueError, prefixed
+  by `who`, naming the registered bots (or those that can play `game`)
+  where it cannot be loaded."""
   if not pyspiel.is_bot_registered(bot.name):
     raise ValueError(
-        f"round_robin: unknown bot {bot.name!r} (in {bot.label!r}); "
+        f"{who}: unknown bot {bot.name!r} (in {bot.label!r}); "
         f"registered bots: {', '.join(sorted(pyspiel.registered_bots()))}")
   if bot.name not in pyspiel.bots_that_can_play_game(game, player):
-    raise ValueError(f"round_robin: bot {bot.label!r} cannot play {game} as "
+    raise ValueError(f"{who}: bot {bot.label!r} cannot play {game} as "
                      f"player {player}; bots that can: "
                      f"{', '.join(pyspiel.bots_that_can_play_game(game, player))}")
   try:
     return pyspiel.load_bot(bot.name, game, player, bot.params)
   except (ValueError, TypeError, RuntimeError, pyspiel.SpielError) as e:
-    raise ValueError(f"round_robin: cannot load bot {bot.label!r}: {e}"
+    raise ValueError(f"{who}: cannot load bot {bot.label!r}: {e}"
                      ) from None
 
 
@@ -187,7 +195,7 @@ def round_robin(game: pyspiel.Game | str, bots: str | Sequence[str],
     raise ValueError(f"round_robin: games_per_pair must be >= 1, got "
                      f"{games_per_pair}")
   specs = parse_bots(bots)
-  loaded = {(i, p): _load(game, spec, p) for i, spec in enumerate(specs)
+  loaded = {(i, p): load_bot(game, spec, p) for i, spec in enumerate(specs)
             for p in (0, 1)}
   labels = [s.label for s in specs]
   pairs = list(itertools.combinations(range(len(labels)), 2))

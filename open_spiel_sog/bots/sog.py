@@ -340,10 +340,15 @@ class Decision:
     value: the bot's expected return at its infostate under the searched
       profile.
     belief: its belief over the histories of its infostate.
+    opponent_reach: {opponent infostate key: its reach} at the histories of
+      the belief (the public-state path's keys are the game's
+      information_state_string where it has one; the anchored path's are
+      `public_state.HistoryKeys`).
   """
   policy: dict[int, float]
   value: float
   belief: beliefs.Belief
+  opponent_reach: dict[str, float]
 
 
 class SoGBot(pyspiel.Bot):
@@ -619,7 +624,8 @@ class SoGBot(pyspiel.Bot):
           me, [h.state for h in mine],
           [h.chance * h.reach[opp] for h in mine], exact=False)
       return Decision(policy=dict(self._last[0]), value=result.value,
-                      belief=belief)
+                      belief=belief,
+                      opponent_reach={h.keys[opp]: h.reach[opp] for h in mine})
     policy, ps, h, result = self._last
     summary = result.summaries[ps.id]
     belief = beliefs.public_state_belief(ps, h, me, summary.ranges[opp])
@@ -630,7 +636,11 @@ class SoGBot(pyspiel.Bot):
     reach = np.dot(ps.chance_reach[members],
                    summary.ranges[opp][ps.history_infostate[opp][members]])
     value = float(summary.values[me][j] / reach) if reach > 0 else 0.0
-    return Decision(policy=dict(policy), value=value, belief=belief)
+    keys = ps.infostates(opp)
+    reaches = {keys[k]: float(summary.ranges[opp][k])
+               for k in np.unique(ps.history_infostate[opp][members])}
+    return Decision(policy=dict(policy), value=value, belief=belief,
+                    opponent_reach=reaches)
 
 
 def threshold_policy(policy: dict[int, float], threshold: float

@@ -108,45 +108,42 @@ def _mrx_view(belief: Belief) -> BeliefView:
 
 def _differing(belief: Belief, chance: bool) -> list[tuple[str, ...]] | None:
   """Per history, the labels of its steps that differ between the belief's
-  histories: chance outcomes (`chance`) or the opponent's actions. None
+  histories: chance outcomes (`chance`) or the opponent's actions, the k-th
+  such step of each history compared with the k-th of the others. None
   where nothing differs."""
-  opponent = 1 - belief.player
-  steps = []
-  for state in belief.histories:
-    mine = []
-    for item in state.full_history():
-      actor = item.player
-      if (actor == pyspiel.PlayerId.CHANCE) if chance else actor == opponent:
-        mine.append((actor, item.action))
-    steps.append(mine)
+  actor = pyspiel.PlayerId.CHANCE if chance else 1 - belief.player
+  steps = [[item.action for item in state.full_history()
+            if item.player == actor] for state in belief.histories]
   longest = max(len(s) for s in steps)
-  differ = [k for k in range(longest)
-            if len({s[k] if k < len(s) else None for s in steps}) > 1]
+  differ = {k for k in range(longest)
+            if len({s[k] if k < len(s) else None for s in steps}) > 1}
   if not differ:
     return None
   game = belief.histories[0].get_game()
+  name = game.get_type().short_name
   labels = []
-  for state, mine in zip(belief.histories, steps):
-    del state
-    label = []
-    for k in differ:
-      if k < len(mine):
-        actor, action = mine[k]
-        label.append(_action_label(game, actor, action))
+  for history in belief.histories:
+    # Replayed, so that each action is named in the state it was taken in
+    # (a chess move's name depends on the board).
+    state = game.new_initial_state()
+    label, k = [], 0
+    for item in history.full_history():
+      if item.player == actor:
+        if k in differ:
+          label.append(_action_label(name, state.action_to_string(
+              item.player, item.action)))
+        k += 1
+      state.apply_action(item.action)
     labels.append(tuple(label))
   return labels
 
 
-def _action_label(game: pyspiel.Game, actor: int, action: int) -> str:
-  # A fresh state names any action of the game (OpenSpiel's action strings
-  # of chance outcomes and moves do not depend on the state in these games).
-  text = game.new_initial_state().action_to_string(actor, action)
+def _action_label(game_name: str, text: str) -> str:
   # universal_poker's "player=-1 move=Deal Kc"
   text = text.split("move=", 1)[-1]
-  name = game.get_type().short_name
-  if name == "kuhn_poker":
+  if game_name == "kuhn_poker":
     return _KUHN_CARDS.get(text, text)
-  if name == "leduc_poker" and game.num_players() == 2:
+  if game_name == "leduc_poker":
     return _LEDUC_CARDS.get(text, text)
   return text
 

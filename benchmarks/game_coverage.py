@@ -51,7 +51,9 @@ _SKIP = flags.DEFINE_string(
 _TIME_LIMIT = flags.DEFINE_float("time_limit", 1.0,
                                  "sog's time_limit (seconds per decision).")
 _SIMULATIONS = flags.DEFINE_integer(
-    "simulations", 1000, "sog's simulations (the cap under the time limit).")
+    "simulations", -1, "sog's simulations: -1 (its default) searches by "
+    "time alone under the time limit, a count caps the search (the runs "
+    "in benchmarks/results used 1000).")
 _MAX_MOVES = flags.DEFINE_integer(
     "max_moves", 200, "Moves (player decisions; a simultaneous node is one) "
     "after which a game is stopped.")

@@ -15,9 +15,8 @@ Games are played in duplicate seats: games 2k and 2k + 1 share seed k
 (--first_seed + k), SoG in seat 0, then 1, as OpenSpiel's `evaluate_bots`
 plays them (restart, step, inform_action). SoG is `pyspiel.load_bot("sog",
 game, seat, {time_limit, seed, simulations: 1000000, **--sog_params})`:
-under a time limit the bot's `simulations` is a cap (100 by default), lifted
-here so that the time decides; give an opponent SoG the same in its bot
-string (`sog(time_limit=1,simulations=1000000,...)`). The opponent is a bot
+a cap out of reach, so that the time decides (as it also does with
+`simulations` not given). The opponent is a bot
 string for `pyspiel.load_bot` where '{seed}' stands for the game's seed.
 SoG's score is (wins + draws / 2) / games, with a 95% Wilson interval (on
 the score as a proportion: draws count half) and a 95% normal interval of

@@ -43,7 +43,9 @@ _MAX_MOVES = flags.DEFINE_integer(
 _TIME_LIMIT = flags.DEFINE_float("time_limit", 1.0,
                                  "sog's time_limit (seconds per decision).")
 _SIMULATIONS = flags.DEFINE_integer(
-    "simulations", 1000, "sog's simulations (the cap under the time limit).")
+    "simulations", -1, "sog's simulations: -1 (its default) searches by "
+    "time alone under the time limit, a count caps the search (the runs "
+    "in benchmarks/results used 1000).")
 _MAX_HISTORIES = flags.DEFINE_integer(
     "max_histories", -1, "sog's max_histories (-1: the bot's default).")
 _POLICY_THRESHOLD = flags.DEFINE_float(

@@ -341,6 +341,31 @@ def test_ismcts_time_limit_stops_the_search_and_changes_nothing_else():
   assert 1 <= bot.simulations_run < 10_000_000
 
 
+@pytest.mark.alone
+def test_ismcts_time_limit_without_simulations_searches_by_time_alone():
+  """simulations=-1 (the default): 1000 without a time limit, no cap with
+  one (Leduc fits about 20,000 Python simulations in a second); given
+  simulations cap a timed search."""
+  game = pyspiel.load_game("leduc_poker")
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(3)
+  bot = pyspiel.load_bot("ismcts", game, 0, {"backend": "python"})
+  bot.step(state)
+  assert bot.simulations_run == 1000
+  bot = pyspiel.load_bot("ismcts(time_limit=0.3)", game, 0)
+  start = time.monotonic()
+  bot.step(state)
+  seconds = time.monotonic() - start
+  assert 0.3 <= seconds < 0.3 * 1.2 + 0.1, seconds
+  assert bot.simulations_run > 1000
+  bot = pyspiel.load_bot("ismcts(time_limit=5,simulations=50)", game, 0)
+  start = time.monotonic()
+  bot.step(state)
+  assert time.monotonic() - start < 2.5
+  assert bot.simulations_run == 50
+
+
 # --- cfr_policy ---------------------------------------------------------------
 
 
@@ -443,6 +468,13 @@ def test_cfr_policy_is_near_nash_and_scores_its_expected_value():
      r"ismcts: max_world_samples must be -1"),
     ("ismcts", "kuhn_poker", {"time_limit": -1.0},
      r"ismcts: time_limit must be >= 0"),
+    ("ismcts", "kuhn_poker", {"time_limit": float("inf")},
+     r"^ismcts: time_limit must be finite"),
+    ("ismcts", "kuhn_poker", {"simulations": -2},
+     r"^ismcts: simulations must be >= 1 \(a count; with time_limit, a cap\) "
+     r"or -1 \(auto: 1000 without time_limit, time alone with it\), got -2$"),
+    ("ismcts", "kuhn_poker", {"simulations": 0},
+     r"^ismcts: simulations must be >= 1 .*, got 0$"),
     ("ismcts", "kuhn_poker", {"time_limit": 1.0, "backend": "cpp"},
      r"C\+\+ ISMCTS has no time limit; use backend=python"),
     ("ismcts", "tic_tac_toe", {}, r"ismcts plays imperfect-information.*use "

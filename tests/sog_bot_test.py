@@ -206,8 +206,10 @@ def test_bad_parameter_values_are_rejected():
   for alpha in (-0.1, 1.5):
     with pytest.raises(ValueError, match=r"alpha must be in \[0, 1\]"):
       pyspiel.load_bot("sog", game, 0, {"alpha": alpha})
-  with pytest.raises(ValueError, match="simulations must be >= 0"):
-    pyspiel.load_bot("sog", game, 0, {"simulations": -1})
+  with pytest.raises(ValueError, match=r"^sog: simulations must be >= 0 "
+                     r"\(a count; with time_limit, a cap\) or -1 \(auto: 100 "
+                     r"without time_limit, time alone with it\), got -2$"):
+    pyspiel.load_bot("sog", game, 0, {"simulations": -2})
   for limit in (-1.0, math.inf):
     with pytest.raises(ValueError, match="time_limit must be a number of "
                        "seconds >= 0"):
@@ -416,6 +418,72 @@ def test_simulations_cap_a_timed_search():
   bot.step(state)
   assert time.monotonic() - start < 5
   assert bot.resolver.last_result.updates <= 3
+
+
+def test_simulations_default_to_100_untimed_and_to_time_alone_timed():
+  """simulations=-1 (the default): 100 without a time limit, as before, on
+  both paths; under one, no cap (time alone); given, a cap either way."""
+  game = pyspiel.load_game("leduc_poker")
+  for params, count in (({}, 100), ({"simulations": 7}, 7),
+                        ({"time_limit": 1.0}, 10**9),
+                        ({"time_limit": 1.0, "simulations": 7}, 7),
+                        ({"time_limit": 1.0, "simulations": 0}, 0)):
+    config = sog.SoGConfig.from_params(params)
+    assert config.search_simulations == count, params
+    assert sog.resolve_config(config, game).search.simulations == count
+    assert sog.anchored_config(config).simulations == count
+  bot = pyspiel.load_bot("sog", game, 0, {"value_function": "rollout"})
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  bot.step(state)
+  assert bot.resolver.last_result.updates == 101  # 100 phases, a last update
+
+
+@pytest.mark.alone
+def test_time_limit_alone_uses_the_time():
+  """Given time_limit and not simulations, a public-state search runs by
+  time alone: past the 100 simulations of an untimed search (phantom_ttt
+  fits about 800 in a second), stopping by the limit."""
+  game = pyspiel.load_game("phantom_ttt")
+  bot = pyspiel.load_bot("sog", game, 0, {"time_limit": 0.5,
+                                          "subgame": "public_state"})
+  state = game.new_initial_state()
+  start = time.monotonic()
+  bot.step(state)
+  took = time.monotonic() - start
+  assert bot.resolver.last_result.updates > 101
+  assert 0.35 <= took <= 1.2 * 0.5 + 0.1, took
+
+
+@pytest.mark.alone
+def test_time_limit_alone_in_a_game_searched_to_the_end():
+  """In Kuhn poker the search tree is complete within milliseconds; under
+  time alone the search goes on updating until the limit, then stops."""
+  game, state = _kuhn_after_the_deal()
+  bot = pyspiel.load_bot("sog", game, 0, {"time_limit": 0.3,
+                                          "value_function": "exact"})
+  start = time.monotonic()
+  policy, action = bot.step_with_policy(state)
+  took = time.monotonic() - start
+  assert action in state.legal_actions()
+  assert sum(p for _, p in policy) == pytest.approx(1.0)
+  assert bot.resolver.last_result.updates > 101
+  assert 0.2 <= took <= 1.2 * 0.3 + 0.1, took
+
+
+@pytest.mark.parametrize("subgame", ["public_state", "anchored"])
+def test_given_simulations_cap_a_timed_search_on_both_paths(subgame):
+  game = pyspiel.load_game("phantom_ttt")
+  bot = pyspiel.load_bot("sog", game, 0, {
+      "simulations": 10, "time_limit": 5, "subgame": subgame})
+  start = time.monotonic()
+  bot.step(game.new_initial_state())
+  assert time.monotonic() - start < 2.5
+  if subgame == "anchored":
+    assert bot.anchored.last_result.simulations == 10
+  else:
+    assert bot.resolver.last_result.updates == 11
 
 
 @pytest.mark.parametrize("game_string,message", [

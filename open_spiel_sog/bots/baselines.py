@@ -27,7 +27,8 @@ Bots and their parameters (all optional):
     simulations per second), which searches for time_limit seconds per move
     by its own clock (`max_wall_clock_time`).
       simulations (1000): MCTS simulations per move; ignored with
-        time_limit > 0 (OpenSpiel's C++ search then counts time only).
+        time_limit > 0 (OpenSpiel's C++ search then runs by time alone, and
+        a count given beside time_limit does not cap it).
       uct_c (2.0): UCT exploration constant.
       rollouts (1): random rollouts per leaf evaluation.
       solve (True): back up proven (solved) values.
@@ -64,7 +65,10 @@ Bots and their parameters (all optional):
     its public state (`PublicStateResampler`: in proportion to chance reach;
     public states past 300 histories are sampled). For perfect-information
     games use mcts.
-      simulations (1000): simulations per move.
+      simulations (-1: auto): simulations per move; -1 is 1000 without
+        time_limit and no cap with it (the search runs by time alone). A
+        count given with time_limit caps the search: it stops at whichever
+        comes first.
       uct_c (2.0): exploration constant.
       rollouts (1): random rollouts per leaf evaluation.
       max_world_samples (-1): states sampled from the infostate per search
@@ -77,10 +81,11 @@ Bots and their parameters (all optional):
       allow_inconsistent_action_sets (False): allow an infostate's states to
         have different legal actions.
       child_selection ("ucb"): "ucb" (alias "uct") or "puct".
-      time_limit (0.0): seconds per move (0: off); the search stops at the
-        first simulation that would start past it, `simulations` staying
-        the cap. Runs OpenSpiel's Python port (backend auto or python):
-        the C++ bot has no time limit.
+      time_limit (0.0): seconds per move (0: off, finite); the search stops
+        at the first simulation that would start past it (or at
+        `simulations`, where given). Runs OpenSpiel's Python port (backend
+        auto or python): the C++ bot has no time limit. The bot's
+        `simulations_run` gives the latest search's simulations.
       backend ("auto"): "cpp" (C++; UCB only), "python" (OpenSpiel's Python
         port; reproducible) or "auto" (cpp for ucb, python for puct).
       seed (0): seed of the search and rollouts.
@@ -122,11 +127,15 @@ MCTS_DEFAULTS: dict[str, Any] = {
     "seed": 0,
 }
 
+# The cap of a time-limited ismcts search given no simulations: out of
+# reach, so the clock stops it.
+_UNCAPPED_SIMULATIONS = 10**9
+
 # The C++ mcts (time_limit > 0) prunes its tree past this many megabytes.
 MCTS_CPP_MAX_MEMORY_MB = 1000
 
 ISMCTS_DEFAULTS: dict[str, Any] = {
-    "simulations": 1000,
+    "simulations": -1,  # auto: ISMCTS_SIMULATIONS, or time alone
     "uct_c": 2.0,
     "rollouts": 1,
     "max_world_samples": -1,
@@ -138,6 +147,9 @@ ISMCTS_DEFAULTS: dict[str, Any] = {
     "time_limit": 0.0,
     "seed": 0,
 }
+
+# ismcts's simulations=-1 (auto): the count without a time limit.
+ISMCTS_SIMULATIONS = 1000
 
 _FINAL_POLICIES = ("max_visit_count", "normalized_visit_count", "max_value")
 _CHILD_SELECTIONS = ("ucb", "uct", "puct")
@@ -340,11 +352,21 @@ def _ismcts_factory(game: pyspiel.Game, player: int,
                     params: Mapping[str, Any]) -> pyspiel.Bot:
   """Returns a new OpenSpiel ISMCTSBot (see the module docstring)."""
   values = common.parse_seeded_params("ismcts", params, ISMCTS_DEFAULTS)
-  for name in ("simulations", "rollouts"):
-    common.check_at_least("ismcts", values, name, 1)
+  if not (values["simulations"] >= 1 or values["simulations"] == -1):
+    raise ValueError(
+        "ismcts: simulations must be >= 1 (a count; with time_limit, a cap) "
+        f"or -1 (auto: {ISMCTS_SIMULATIONS} without time_limit, time alone "
+        f"with it), got {values['simulations']}")
+  common.check_at_least("ismcts", values, "rollouts", 1)
   common.check_at_least("ismcts", values, "uct_c", 0.0)
   common.check_at_least("ismcts", values, "time_limit", 0.0)
+  if math.isinf(values["time_limit"]):
+    raise ValueError("ismcts: time_limit must be finite (seconds per move, "
+                     "0: off), got inf")
   timed = values["time_limit"] > 0
+  if values["simulations"] == -1:
+    values = dict(values, simulations=(
+        _UNCAPPED_SIMULATIONS if timed else ISMCTS_SIMULATIONS))
   if values["max_world_samples"] == 0 or values["max_world_samples"] < -1:
     raise ValueError("ismcts: max_world_samples must be -1 (unlimited) or "
                      f">= 1, got {values['max_world_samples']}")

@@ -43,7 +43,7 @@ import gc
 import math
 import sys
 import time
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 import pyspiel
@@ -73,7 +73,11 @@ class SoGConfig:
   """Parameters of the sog bot.
 
   Attributes:
-    simulations: s, GT-CFR expansion simulations per search.
+    simulations: s, GT-CFR expansion simulations per search (anchored:
+      growth simulations); -1 (the default) is 100 without a time limit
+      and no cap under `time_limit` (the search runs by time alone). A
+      value >= 0 given with `time_limit` caps the search: it stops at
+      whichever comes first. `search_simulations` is the resolved count.
     expansions_per_update: c, simulations per CFR regret-update phase
       (fractional: ceil(1/c) updates per simulation).
     top_k: children added per expansion, by prior; -1 picks 1 for perfect
@@ -109,7 +113,8 @@ class SoGConfig:
       when value_function is "auto").
     time_limit: seconds per decision (0: off). Each search, the first
       decision's set-up included, stops when its next phase would pass it;
-      `simulations` stays the cap.
+      with `simulations` not given it searches by time alone, with
+      `simulations` given that stays the cap.
     infostates: how infostates are identified: "auto", "string" (the
       game's information_state_string), "history" (perfect-information
       games) or "aoh" (action-observation histories); see
@@ -148,7 +153,7 @@ class SoGConfig:
       cuts the noise a short search leaves in the policy's tail at the
       price of soundness: the played policy can be more exploitable.
   """
-  simulations: int = 100
+  simulations: int = -1
   expansions_per_update: float = 1.0
   top_k: int = -1
   value_function: str = "auto"
@@ -174,6 +179,21 @@ class SoGConfig:
   freeze_other_selves: bool = False
   leaf_rollouts: int = 4
   purify: bool = True
+
+  # simulations=-1 (auto): the count without a time limit, and the cap
+  # (out of reach) that leaves a time-limited search to the clock.
+  AUTO_SIMULATIONS: ClassVar[int] = 100
+  UNCAPPED_SIMULATIONS: ClassVar[int] = 10**9
+
+  @property
+  def search_simulations(self) -> int:
+    """The simulations a search runs (its cap under `time_limit`):
+    `simulations` where given (>= 0); for -1 (auto), 100 without a time
+    limit and UNCAPPED_SIMULATIONS (time alone) under one."""
+    if self.simulations >= 0:
+      return self.simulations
+    return (self.UNCAPPED_SIMULATIONS if self.time_limit else
+            self.AUTO_SIMULATIONS)
 
   @classmethod
   def from_params(cls, params: Mapping[str, Any] | None) -> "SoGConfig":
@@ -208,9 +228,11 @@ class SoGConfig:
     return {name: getattr(config, name) for name in raw}
 
   def validate(self) -> None:
-    if self.simulations < 0:
-      raise ValueError(f"sog: simulations must be >= 0, got "
-                       f"{self.simulations}")
+    if self.simulations < -1:
+      raise ValueError(
+          "sog: simulations must be >= 0 (a count; with time_limit, a cap) "
+          f"or -1 (auto: {self.AUTO_SIMULATIONS} without time_limit, time "
+          f"alone with it), got {self.simulations}")
     if not self.expansions_per_update > 0 or not math.isfinite(
         self.expansions_per_update):
       raise ValueError("sog: expansions_per_update must be a positive "
@@ -310,7 +332,7 @@ def resolve_config(config: SoGConfig, game: pyspiel.Game
     top_k = 1 if perfect else 0
   return resolving.ResolveConfig(
       search=gt_cfr.GTCFRConfig(
-          simulations=config.simulations,
+          simulations=config.search_simulations,
           expansions_per_update=config.expansions_per_update,
           top_k=top_k, c_puct=config.c_puct,
           alternating=config.alternating,
@@ -325,7 +347,7 @@ def anchored_config(config: SoGConfig) -> anchored.AnchoredConfig:
       root_histories=config.root_histories,
       order2_histories=config.order2_histories, gadget=config.gadget,
       freeze_other_selves=config.freeze_other_selves,
-      simulations=config.simulations if not config.time_limit else 10**9,
+      simulations=config.search_simulations,
       rollouts=config.leaf_rollouts,
       averaging_power=config.averaging_power, seed=config.seed)
 

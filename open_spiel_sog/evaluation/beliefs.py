@@ -50,8 +50,8 @@ class BeliefView:
   Attributes:
     kind: one of KINDS.
     parts: (label, probability) of each hidden part, most probable first
-      (board: one per cell with a possible stone, "r,c"; mrx: one per
-      station, "station S").
+      (board: one per cell with a possible stone, named as the game's
+      moves name it (`cell_name`); mrx: one per station, "station S").
     cells: board: [rows, cols] probability of an opponent stone in each
       cell; else None.
     stations: mrx: {station id: probability}; else None.
@@ -76,6 +76,14 @@ def board_of(state: pyspiel.State) -> list[list[str]]:
   return rows
 
 
+def cell_name(row: int, col: int, hexagonal: bool) -> str:
+  """A cell as the game's moves name it: phantom_ttt's "(1,2)" (row,
+  column), dark_hex's "c2" (column letter, row from 1)."""
+  if hexagonal:
+    return f"{chr(ord('a') + col)}{row + 1}"
+  return f"({row},{col})"
+
+
 def _board_view(belief: Belief) -> BeliefView:
   opponent = 1 - belief.player
   cells = None
@@ -87,7 +95,9 @@ def _board_view(belief: Belief) -> BeliefView:
       for c, mark in enumerate(row):
         if mark in STONES[opponent]:
           cells[r, c] += p
-  parts = sorted(((f"{r},{c}", float(cells[r, c]))
+  hexagonal = belief.histories[0].get_game().get_type().short_name != (
+      "phantom_ttt")
+  parts = sorted(((cell_name(r, c, hexagonal), float(cells[r, c]))
                   for r, c in zip(*np.nonzero(cells > 1e-12))),
                  key=lambda x: -x[1])
   return BeliefView("board", parts, cells=cells,

@@ -158,12 +158,6 @@ def _seats(game: pyspiel.Game, specs: list[str], out: TextIO) -> list[Seat]:
   return seats
 
 
-def _chance(state: pyspiel.State, rng: np.random.Generator) -> int:
-  actions, probs = zip(*state.chance_outcomes())
-  probs = np.asarray(probs) / np.sum(probs)
-  return int(actions[rng.choice(len(actions), p=probs)])
-
-
 class Match:
   """Plays the games and prints them (module doc)."""
 
@@ -225,7 +219,7 @@ class Match:
     n = 0
     while not state.is_terminal():
       if state.is_chance_node():
-        state.apply_action(_chance(state, rng))
+        state.apply_action(tournament.sample_chance(state, rng))
         continue
       players = ([0, 1] if state.is_simultaneous_node() else
                  [state.current_player()])

@@ -102,7 +102,8 @@ def load_bot(game: pyspiel.Game, bot: BotSpec, player: int,
                      ) from None
 
 
-def _chance(state: pyspiel.State, rng: np.random.Generator) -> int:
+def sample_chance(state: pyspiel.State, rng: np.random.Generator) -> int:
+  """A chance outcome of `state` drawn from `rng`."""
   actions, probs = zip(*state.chance_outcomes())
   return int(actions[rng.choice(len(actions), p=np.asarray(probs) /
                                 np.sum(probs))])
@@ -119,7 +120,7 @@ def play_game(game: pyspiel.Game, bots: Sequence[pyspiel.Bot],
   state = game.new_initial_state()
   while not state.is_terminal():
     if state.is_chance_node():
-      state.apply_action(_chance(state, rng))
+      state.apply_action(sample_chance(state, rng))
     elif state.is_simultaneous_node():
       actions = [bot.step(state) for bot in bots]
       for bot in bots:

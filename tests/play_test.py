@@ -218,16 +218,3 @@ def test_anchored_belief_holds_only_histories_of_the_bots_infostate():
       bot.inform_action(state, 0, action)
     state.apply_action(action)
   assert seen == 2
-
-
-def test_parse_move_reads_indices_and_names():
-  sys.path.insert(0, os.path.join(ROOT, "examples"))
-  try:
-    import play  # pylint: disable=g-import-not-at-top
-  finally:
-    sys.path.pop(0)
-  names = {0: "Pass", 1: "Bet"}
-  assert play.parse_move("1", names) == (1, "")
-  assert play.parse_move("BET", names) == (1, "")
-  action, reason = play.parse_move("2", names)
-  assert action is None and "not a legal move" in reason

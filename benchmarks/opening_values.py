@@ -22,8 +22,11 @@ Why: in phantom_ttt a sample thins every infostate to a few histories, so
 each player knows more in the sampled game than in the real one, and the
 sampled game drifts toward ordinary tic-tac-toe (a draw, every opening
 equal; docs/games.md, "Where the gap is"). Simulations, not time, bound each
-search, so the figures are the same on any machine. Progress goes to
-stderr; --json adds one JSON object on the last line.
+search, so the figures are the same on any machine; with --time_limit the
+search runs by time alone, or to --simulations where that is given (the sog
+bot's rule: `--subgame=public_state --time_limit=1 --simulations=100` is
+what `sog(time_limit=1)` searched before a budget meant the time). Progress
+goes to stderr; --json adds one JSON object on the last line.
 """
 
 import json
@@ -42,8 +45,9 @@ _GAME = flags.DEFINE_string("game", "phantom_ttt", "Game string.")
 _MAX_HISTORIES = flags.DEFINE_list(
     "max_histories", ["30", "300", "3000"],
     "sog's max_histories values to compare (0: exact public states).")
-_SIMULATIONS = flags.DEFINE_integer("simulations", 300,
-                                    "sog's simulations per search.")
+_SIMULATIONS = flags.DEFINE_integer(
+    "simulations", 300, "sog's simulations per search; with --time_limit, "
+    "given: the cap (sog's rule), not given: time alone.")
 _SEEDS = flags.DEFINE_integer("seeds", 3, "Seeds (decisions) per value.")
 _SUBGAME = flags.DEFINE_enum(
     "subgame", "public_state", ["public_state", "anchored", "auto"],
@@ -89,7 +93,8 @@ def search(game: pyspiel.Game, bound: int, seed: int) -> dict:
   """Player 0's first decision at `bound`: the figures the docstring
   names."""
   bot = pyspiel.load_bot("sog", game, 0, {
-      "simulations": (10**9 if _TIME_LIMIT.value else _SIMULATIONS.value),
+      "simulations": (-1 if _TIME_LIMIT.value and not _SIMULATIONS.present
+                      else _SIMULATIONS.value),
       "max_histories": bound, "seed": seed, "subgame": _SUBGAME.value,
       "time_limit": _TIME_LIMIT.value})
   state = first_decision(game, seed)
@@ -148,8 +153,10 @@ def main(argv):
       print(f"max_histories={bound} seed {seed}: value {r['value']:+.3f}, "
             f"largest probability {r['largest_probability']:.2f} "
             f"({r['seconds']:.1f} s)", file=sys.stderr, flush=True)
-  budget = (f"time_limit={_TIME_LIMIT.value:g}" if _TIME_LIMIT.value else
-            f"simulations={_SIMULATIONS.value}")
+  budget = ", ".join(
+      ([f"time_limit={_TIME_LIMIT.value:g}"] if _TIME_LIMIT.value else []) +
+      ([f"simulations={_SIMULATIONS.value}"]
+       if _SIMULATIONS.present or not _TIME_LIMIT.value else []))
   print(f"{_GAME.value}: SoG's first decision as player 0, {budget}, "
         f"subgame={_SUBGAME.value}, seeds 0-{_SEEDS.value - 1}\n")
   print("| max_histories | value (median; per seed) | action values "
@@ -172,7 +179,10 @@ def main(argv):
   if _JSON.value:
     print(json.dumps({"game": _GAME.value, "subgame": _SUBGAME.value,
                       "time_limit": _TIME_LIMIT.value,
-                      "simulations": _SIMULATIONS.value, "rows": rows}))
+                      "simulations": (_SIMULATIONS.value
+                                      if _SIMULATIONS.present or
+                                      not _TIME_LIMIT.value else None),
+                      "rows": rows}))
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import SOLVERS
 from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import Trainer
+from open_spiel_sog.algorithms.training import ingest
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
 _WORKERS = flags.DEFINE_list(
@@ -90,8 +91,24 @@ _IDLE_PLAY = flags.DEFINE_bool(
 _WALKS = flags.DEFINE_integer(
     "walks_per_simulation", 100, "As in examples/train.py (1: the search "
     "the shipped networks were trained with).")
+_LEARNER_THREADS = flags.DEFINE_enum(
+    "learner_threads", TrainConfig.learner_threads,
+    ["auto", "one", "all"],
+    "As in examples/train.py: the learner's JAX compute threads on the CPU. "
+    "Applies to the first configuration only (a process's JAX keeps its "
+    "pool), so measure one setting per run.")
 _HIDDEN = flags.DEFINE_list("hidden", ["256", "256", "256"],
                             "MLP widths of the trained network.")
+_INGEST_ONLY = flags.DEFINE_bool(
+    "ingest_only", False,
+    "Measure the learner alone: the workers are replaced by producer "
+    "processes sending synthetic examples of the game's shapes as fast as "
+    "the (bounded) example queue takes them (algorithms/training/ingest.py); "
+    "each row then gives learner_ingest_per_s. Slot input only.")
+_INGEST_BATCH = flags.DEFINE_integer(
+    "ingest_batch", 10,
+    "With --ingest_only: examples per message (a Leduc worker's messages "
+    "held 10.7 on average, median 10, at 1+1).")
 _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary last.")
 
 
@@ -196,7 +213,13 @@ def row_from_window(window: _Window, actors: int, solvers: int,
       "worker_cpu": _mean(cpu),
       "learner_busy": round(timing["train_s"] / span, 4),
       "parent_wait": round(timing["wait_s"] / span, 4),
+      # The learner's other shares of time: receiving ready examples (the
+      # queue and unpickling), adding them to the replay buffer, sampling
+      # minibatches, its loop's bookkeeping and publishing parameters.
       "learner_poll": round(timing["poll_s"] / span, 4),
+      "learner_add": round(timing["add_s"] / span, 4),
+      "learner_sample": round(timing["sample_s"] / span, 4),
+      "learner_other": round(timing["other_s"] / span, 4),
       "learner_publish": round(timing["publish_s"] / span, 4),
       # Per worker: shares of its time searching, waiting for a query,
       # loading parameters and sending examples, and its CPU share.
@@ -224,6 +247,7 @@ def train_config(actors: int, solvers: int) -> TrainConfig:
       max_updates_per_example=_MAX_UPDATES.value,
       idle_solvers_play=_IDLE_PLAY.value,
       walks_per_simulation=_WALKS.value,
+      learner_threads=_LEARNER_THREADS.value,
       network=cvpn.NetworkConfig(
           hidden=tuple(int(h) for h in _HIDDEN.value)))
   try:
@@ -237,25 +261,40 @@ def measure(config: TrainConfig) -> dict:
   actors, solvers = config.actors, config.solvers
   window = _Window(actors + solvers, _SECONDS.value, _SETTLE.value,
                    _TIMEOUT.value)
-  trainer = Trainer(config, progress=False)
+  if _INGEST_ONLY.value:
+    trainer = Trainer(config, progress=False,
+                      backend_factory=lambda cfg, net: ingest.IngestBackend(
+                          cfg, net, _INGEST_BATCH.value))
+  else:
+    trainer = Trainer(config, progress=False)
   trainer.run(monitor=window)
   if window.error or window.end is None:
     raise SystemExit(f"training_throughput: {actors}+{solvers}: "
                      f"{window.error or 'the run ended before the window'}")
-  return row_from_window(window, actors, solvers, _BACKEND.value)
+  row = row_from_window(window, actors, solvers, _BACKEND.value)
+  row["learner_threads"] = config.resolved_learner_threads()
+  if _INGEST_ONLY.value:
+    row["learner_ingest_per_s"] = row["examples_per_s"]
+    row["ingest_batch"] = _INGEST_BATCH.value
+  return row
 
 
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  if _INGEST_ONLY.value and _BACKEND.value != "process":
+    raise app.UsageError("--ingest_only measures the process backend's "
+                         "learner; drop --backend or use --backend=process")
   # Every configuration is built (and checked) before any run.
   configs = [train_config(actors, solvers)
              for actors, solvers in parse_workers(_WORKERS.value)]
   rows = []
   for config in configs:
     actors, solvers = config.actors, config.solvers
-    print(f"training_throughput: {_GAME.value}, {actors} actors + {solvers} "
-          f"solvers ({_BACKEND.value})", file=sys.stderr, flush=True)
+    what = (f"{actors + solvers} producers of synthetic examples"
+            if _INGEST_ONLY.value else f"{actors} actors + {solvers} solvers")
+    print(f"training_throughput: {_GAME.value}, {what} ({_BACKEND.value})",
+          file=sys.stderr, flush=True)
     row = measure(config)
     rows.append(row)
     print(f"{actors}+{solvers}: {row['examples_per_s']} examples/s "
@@ -268,6 +307,7 @@ def main(argv):
     n = row["actors"] + row["solvers"]
     row["scaling"] = round(row["examples_per_s"] / (n * base), 3) if base else None
   summary = {"game": _GAME.value, "solver": _SOLVER.value,
+             "ingest_only": _INGEST_ONLY.value,
              "cpu_count": os.cpu_count(), "seconds": _SECONDS.value,
              "rows": rows}
   if _JSON.value:

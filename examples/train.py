@@ -35,6 +35,7 @@ from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import BACKENDS
 from open_spiel_sog.algorithms.training import EvalConfig
 from open_spiel_sog.algorithms.training import TrainConfig
+from open_spiel_sog.algorithms.training import LEARNER_THREADS
 from open_spiel_sog.algorithms.training import PLATFORMS
 from open_spiel_sog.algorithms.training import SOLVERS
 from open_spiel_sog.algorithms.training import Trainer
@@ -95,6 +96,11 @@ _LEARNER_PLATFORM = flags.DEFINE_enum(
     "learner_platform", _D.learner_platform, list(PLATFORMS),
     "Where the learner's gradient steps run (gpu: an error when JAX sees "
     "none).")
+_LEARNER_THREADS = flags.DEFINE_enum(
+    "learner_threads", _D.learner_threads, list(LEARNER_THREADS),
+    "Compute threads of the learner's JAX on the CPU: all (a pool as wide "
+    "as the machine), one (the workers keep their cores) or auto (one when "
+    "the workers take every core but one).")
 _WORKER_PLATFORM = flags.DEFINE_enum(
     "worker_platform", _D.worker_platform, list(PLATFORMS),
     "Where the workers' JAX runs (searches are faster on the CPU; cpu keeps "
@@ -309,6 +315,7 @@ def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
       ray_address=_RAY_ADDRESS.value, idle_solvers_play=_IDLE_PLAY.value,
       walks_per_simulation=_WALKS.value, max_histories=_MAX_HISTORIES.value,
       learner_platform=_LEARNER_PLATFORM.value,
+      learner_threads=_LEARNER_THREADS.value,
       worker_platform=_WORKER_PLATFORM.value,
       batch_size=_BATCH.value, replay_size=_REPLAY.value,
       min_replay=_MIN_REPLAY.value,

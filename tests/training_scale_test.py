@@ -205,3 +205,96 @@ def test_training_throughput_rejects_a_bad_workers_flag():
   assert result.returncode != 0
   assert "'two' is not ACTORS+SOLVERS" in result.stderr
   assert "Traceback" not in result.stderr
+
+
+def test_ingest_only_measures_the_learner_alone():
+  result = subprocess.run(
+      [sys.executable,
+       os.path.join(ROOT, "benchmarks", "training_throughput.py"),
+       "--game=kuhn_poker", "--ingest_only", "--workers=1+0", "--seconds=3",
+       "--settle=1", "--hidden=16", "--json"],
+      capture_output=True, text=True, timeout=300, check=False)
+  assert result.returncode == 0, result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  assert summary["ingest_only"] is True
+  (row,) = summary["rows"]
+  assert row["learner_ingest_per_s"] == row["examples_per_s"] > 0
+  assert row["ingest_batch"] == 10
+  assert row["steps_per_s"] > 0  # the learner trains while it takes them in
+  assert set(row["worker_first_example_s"]) == {"producer-0"}
+  shares = ("learner_busy", "parent_wait", "learner_poll", "learner_add",
+            "learner_sample", "learner_other", "learner_publish")
+  for share in shares:
+    assert 0 <= row[share] <= 1, (share, row)
+  assert sum(row[s] for s in shares) <= 1.01
+  assert row["learner_threads"] in ("one", "all")
+
+
+def test_ingest_only_is_for_the_process_backend():
+  result = subprocess.run(
+      [sys.executable,
+       os.path.join(ROOT, "benchmarks", "training_throughput.py"),
+       "--ingest_only", "--backend=ray"],
+      capture_output=True, text=True, timeout=120, check=False)
+  assert result.returncode != 0
+  assert "--ingest_only measures the process backend's learner" in (
+      result.stderr)
+  assert "Traceback" not in result.stderr
+
+
+def test_synthetic_examples_have_a_real_batchs_shapes():
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.training import ingest  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.training import selfplay  # pylint: disable=g-import-not-at-top
+  config = _tiny_config()
+  trainer = Trainer(config, progress=False, log=lambda s: None)
+  worker = selfplay.Worker(config, seed=1)
+  worker.set_params(trainer.net.params)
+  real, _ = worker.play_game()
+  shape = ingest.ExampleShape.of(trainer.net)
+  fake = ingest.synthetic_batch(shape, 7, np.random.default_rng(0))
+  assert len(fake) == 7
+  for field in cvpn.Batch.FIELDS:
+    a, b = getattr(real, field), getattr(fake, field)
+    assert a.shape[1:] == b.shape[1:] and a.dtype == b.dtype, field
+  sums = (fake.policy_target * fake.legal).sum(axis=2)
+  np.testing.assert_allclose(sums, 1.0, rtol=1e-5)
+  # It trains: a step on synthetic examples gives finite losses.
+  assert all(np.isfinite(v) for v in trainer.net.train_step(fake).values())
+  token_config = _tiny_config(network=cvpn.NetworkConfig(hidden=(16,),
+                                                         input="tokens"))
+  token_net = Trainer(token_config, progress=False, log=lambda s: None).net
+  with pytest.raises(ValueError, match="slot input"):
+    ingest.ExampleShape.of(token_net)
+
+
+def test_learner_threads_auto_gives_the_workers_their_cores():
+  assert _tiny_config(backend="process", actors=12, solvers=3
+                      ).resolved_learner_threads(16) == "one"
+  assert _tiny_config(backend="process", actors=4, solvers=1
+                      ).resolved_learner_threads(16) == "all"
+  assert _tiny_config(backend="process", actors=1, solvers=1
+                      ).resolved_learner_threads(2) == "one"
+  assert _tiny_config().resolved_learner_threads(2) == "all"  # inline
+  assert _tiny_config(learner_threads="all", backend="process", actors=12,
+                      solvers=3).resolved_learner_threads(16) == "all"
+  with pytest.raises(ValueError, match="unknown learner_threads 'two'; "
+                     "supported: 'auto', 'one', 'all'"):
+    _tiny_config(learner_threads="two").validate()
+  # "one" reaches XLA's flags in a process whose JAX has not started.
+  code = ("import os; from open_spiel_sog.algorithms.training import trainer; "
+          "trainer.learner_device('cpu', 'one'); "
+          "print(os.environ.get('XLA_FLAGS'))")
+  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+  result = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True, timeout=120, env=env, check=False)
+  assert result.returncode == 0, result.stderr
+  assert "--xla_cpu_multi_thread_eigen=false" in result.stdout
+
+
+def test_the_learner_reads_its_losses_every_few_steps():
+  config = _tiny_config(steps=25)
+  summary = Trainer(config, progress=False, log=lambda s: None).run()
+  assert summary["steps"] == 25
+  assert set(summary["last"]) == {"loss", "value_loss", "policy_loss"}
+  assert summary["loss"] is not None and summary["loss"] > 0

@@ -7,9 +7,12 @@
   backends     the inline and process backends (make_backend)
   ray_backend  the ray backend (the optional ray extra; imported only for it)
   trainer      the learner (Trainer, EvalConfig, stop_on_signals)
+  ingest       synthetic examples from producer processes: the learner
+               alone (benchmarks/training_throughput.py --ingest_only)
 """
 
 from open_spiel_sog.algorithms.training.config import BACKENDS
+from open_spiel_sog.algorithms.training.config import LEARNER_THREADS
 from open_spiel_sog.algorithms.training.config import PLATFORMS
 from open_spiel_sog.algorithms.training.config import SOLVERS
 from open_spiel_sog.algorithms.training.config import TrainConfig
@@ -17,5 +20,5 @@ from open_spiel_sog.algorithms.training.trainer import EvalConfig
 from open_spiel_sog.algorithms.training.trainer import stop_on_signals
 from open_spiel_sog.algorithms.training.trainer import Trainer
 
-__all__ = ["BACKENDS", "EvalConfig", "PLATFORMS", "SOLVERS", "TrainConfig",
-           "Trainer", "stop_on_signals"]
+__all__ = ["BACKENDS", "EvalConfig", "LEARNER_THREADS", "PLATFORMS",
+           "SOLVERS", "TrainConfig", "Trainer", "stop_on_signals"]

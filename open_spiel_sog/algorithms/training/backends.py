@@ -42,7 +42,7 @@ from open_spiel_sog.algorithms.training.workers import WorkerStats
 
 
 @contextlib.contextmanager
-def _child_environment(env: dict[str, str]):
+def child_environment(env: dict[str, str]):
   """`env` set, and SIGINT ignored, while child processes start: spawned
   children inherit both (Python leaves an ignored SIGINT ignored), so a
   Ctrl-C in the terminal reaches the learner only, which stops them."""
@@ -182,7 +182,7 @@ class ProcessBackend:
     self.publish(params, self.net.step)
     roles = (["actor"] * self.config.actors +
              ["solver"] * self.config.solvers)
-    with _child_environment(worker_environment(self.config.worker_platform)):
+    with child_environment(worker_environment(self.config.worker_platform)):
       for i, role in enumerate(roles):
         p = self._ctx.Process(
             target=_process_main, name=f"sog-{role}-{i}",

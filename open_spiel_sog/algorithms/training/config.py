@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from typing import Any
 
 from open_spiel_sog.algorithms.sog.cvpn import NetworkConfig
@@ -12,6 +13,7 @@ from open_spiel_sog.utils.games import load_game
 BACKENDS = ("inline", "process", "ray")
 SOLVERS = ("search", "exact")
 PLATFORMS = ("cpu", "gpu")
+LEARNER_THREADS = ("auto", "one", "all")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +90,13 @@ class TrainConfig:
     network: the CVPN and optimiser settings.
     learner_platform: where the learner's gradient steps run: "cpu" or "gpu"
       (an error when JAX sees no GPU).
+    learner_threads: the compute threads of the learner's JAX on the CPU:
+      "all" (XLA's default: a pool as wide as the machine, each step's
+      matrix products split across it), "one" (one thread: the workers
+      keep their cores), or "auto": "one" when the workers (actors +
+      solvers, process or ray backend) take every core but one, "all"
+      otherwise. Applied when the learner's JAX starts (it cannot change
+      after: a process that has already used JAX keeps its pool).
     worker_platform: where the workers' JAX runs: "cpu" (the default; their
       searches are faster there and they never take accelerator memory) or
       "gpu" (memory taken as needed).
@@ -131,6 +140,7 @@ class TrainConfig:
   seed: int = 0
   network: NetworkConfig = NetworkConfig()
   learner_platform: str = "cpu"
+  learner_threads: str = "auto"
   worker_platform: str = "cpu"
   ray_address: str = ""
 
@@ -172,6 +182,10 @@ class TrainConfig:
       if getattr(self, name) not in PLATFORMS:
         raise ValueError(f"train: unknown {name} {getattr(self, name)!r}; "
                          f"supported: {', '.join(map(repr, PLATFORMS))}")
+    if self.learner_threads not in LEARNER_THREADS:
+      raise ValueError(f"train: unknown learner_threads "
+                       f"{self.learner_threads!r}; supported: "
+                       f"{', '.join(map(repr, LEARNER_THREADS))}")
     if self.ray_address and self.backend != "ray":
       raise ValueError(f"train: ray_address is for the ray backend, not "
                        f"{self.backend!r}")
@@ -179,6 +193,15 @@ class TrainConfig:
       raise ValueError("train: min_replay exceeds replay_size")
     self.network.validate()
     load_game(self.game, "train")
+
+  def resolved_learner_threads(self, cpu_count: int | None = None) -> str:
+    """"one" or "all": `learner_threads` with "auto" resolved for a machine
+    of `cpu_count` cores (default: this one's)."""
+    if self.learner_threads != "auto":
+      return self.learner_threads
+    cores = cpu_count or os.cpu_count() or 1
+    workers = 0 if self.backend == "inline" else self.actors + self.solvers
+    return "one" if workers and workers >= cores - 1 else "all"
 
   def to_json(self) -> dict[str, Any]:
     d = dataclasses.asdict(self)

@@ -36,20 +36,30 @@ from open_spiel_sog.public_state import search_game
 from open_spiel_sog.utils.progress import progress_bar
 
 
-def learner_device(platform: str):
+# What `learner_threads` "one" adds to XLA_FLAGS (the workers' setting).
+ONE_THREAD_XLA_FLAG = "--xla_cpu_multi_thread_eigen=false"
+
+
+def learner_device(platform: str, threads: str = "all"):
   """The JAX device the learner's steps run on ("cpu" or "gpu").
 
   For "cpu" in a process whose JAX has not started yet, JAX is kept off any
   accelerator altogether (no GPU memory is taken); "gpu" is an error that
-  says so when JAX sees no GPU.
+  says so when JAX sees no GPU. `threads` "one" keeps the learner's CPU
+  computations on one thread (`TrainConfig.learner_threads`), where JAX has
+  not started yet.
   """
   import jax  # pylint: disable=g-import-not-at-top
+  try:
+    from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
+    started = xla_bridge.backends_are_initialized()
+  except (ImportError, AttributeError):
+    started = True
+  if threads == "one" and not started:
+    flags = os.environ.get("XLA_FLAGS", "")
+    if ONE_THREAD_XLA_FLAG.split("=")[0] not in flags:
+      os.environ["XLA_FLAGS"] = f"{flags} {ONE_THREAD_XLA_FLAG}".strip()
   if platform == "cpu":
-    try:
-      from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
-      started = xla_bridge.backends_are_initialized()
-    except (ImportError, AttributeError):
-      started = True
     if not started and not os.environ.get("JAX_PLATFORMS"):
       jax.config.update("jax_platforms", "cpu")
     return jax.devices("cpu")[0]
@@ -92,10 +102,15 @@ class Trainer:
   def __init__(self, config: TrainConfig, *, resume: bool = False,
                evaluation: EvalConfig | None = None, progress: bool = True,
                log: Callable[[str], None] | None = None,
-               summary_writer=None):
+               summary_writer=None,
+               backend_factory: Callable[[TrainConfig, Any], Any] = make_backend):
+    """`backend_factory(config, net)` makes the backend (`make_backend`:
+    the one `config.backend` names; the ingest benchmark passes its own)."""
     config.validate()
+    self._backend_factory = backend_factory
     self.config = config
-    self.device = learner_device(config.learner_platform)
+    self.device = learner_device(config.learner_platform,
+                                 config.resolved_learner_threads())
     self.game = search_game(pyspiel.load_game(config.game))
     self.evaluation = evaluation or EvalConfig()
     if self.evaluation.every > 0 and self.evaluation.measure is None:
@@ -207,16 +222,20 @@ class Trainer:
     """
     cfg = self.config
     ev = self.evaluation
-    self.backend = backend = make_backend(cfg, self.net)
+    self.backend = backend = self._backend_factory(cfg, self.net)
     started = self._started = time.perf_counter()
     # Where the learner's time goes: gradient steps (train_s), blocked on the
-    # workers' examples (wait_s), taking in examples that were ready (poll_s),
-    # publishing parameters (publish_s), checkpoints and evaluations.
+    # workers' examples (wait_s), receiving examples that were ready
+    # (poll_s: the queue, unpickling), adding them to the replay buffer
+    # (add_s), sampling minibatches (sample_s), the loop's own bookkeeping
+    # (other_s: losses, progress, summaries), publishing parameters
+    # (publish_s), checkpoints and evaluations.
     timing = self.timing = dict.fromkeys(
-        ("train_s", "wait_s", "poll_s", "publish_s", "checkpoint_s",
-         "eval_s"), 0.0)
+        ("train_s", "wait_s", "poll_s", "add_s", "sample_s", "other_s",
+         "publish_s", "checkpoint_s", "eval_s"), 0.0)
     now = time.perf_counter
     losses = collections.deque(maxlen=100)
+    pending: list = []  # the losses of steps not read yet (JAX arrays)
     used = 0  # examples drawn by this run's minibatches
     start_step = self.net.step
     last = {}
@@ -230,29 +249,43 @@ class Trainer:
                    used + cfg.batch_size <=
                    cfg.max_updates_per_example * self.buffer.added)
           t0 = now()
-          for batch in backend.poll(block=not ready):
-            self.buffer.add(batch)
+          batches = backend.poll(block=not ready)
           t1 = now()
           timing["poll_s" if ready else "wait_s"] += t1 - t0
+          for batch in batches:
+            self.buffer.add(batch)
+          t0 = now()
+          timing["add_s"] += t0 - t1
           if monitor is not None:
             monitor(self)
           if not ready:
             continue
-          last = self.net.train_step(self.buffer.sample(cfg.batch_size,
-                                                        self.rng))
-          used += cfg.batch_size
-          losses.append(last["loss"])
-          step = self.net.step
+          t0 = now()
+          minibatch = self.buffer.sample(cfg.batch_size, self.rng)
+          t1 = now()
+          timing["sample_s"] += t1 - t0
+          pending.append(self.net.train_step_async(minibatch))
           t2 = now()
           timing["train_s"] += t2 - t1
+          used += cfg.batch_size
+          step = self.net.step
           bar.update(1)
-          if step % 10 == 0:
+          if step % _READ_LOSSES_EVERY == 0:
+            # The steps' losses, read together: waiting for each step's
+            # would leave the host idle while it computes.
+            last = read_losses(pending, losses)
+            t3 = now()
+            timing["train_s"] += t3 - t2
+            t2 = t3
             bar.set_postfix_str(
                 f"loss {np.mean(losses):.4f} examples {self.buffer.added}")
-          if self.summary_writer is not None and step % 10 == 0:
-            for k, v in last.items():
-              self.summary_writer.scalar(k, v, step)
-            self.summary_writer.scalar("examples", self.buffer.added, step)
+            if self.summary_writer is not None:
+              for k, v in last.items():
+                self.summary_writer.scalar(k, v, step)
+              self.summary_writer.scalar("examples", self.buffer.added, step)
+          t3 = now()
+          timing["other_s"] += t3 - t2
+          t2 = t3
           if step % cfg.publish_every == 0:
             backend.publish(self.net.params, step)
             t3 = now()
@@ -267,10 +300,12 @@ class Trainer:
             timing["checkpoint_s"] += t3 - t2
             t2 = t3
           if ev.every and step % ev.every == 0:
+            last = read_losses(pending, losses) or last
             self._record_eval(started, list(losses))
             timing["eval_s"] += now() - t2
     finally:
       backend.stop()
+    last = read_losses(pending, losses) or last
     self.save()
     if self.stopped is None and ev.every and (
         not self.history or self.history[-1]["step"] != self.net.step):
@@ -284,6 +319,25 @@ class Trainer:
             "evaluations": self.history,
             "timing": {k: round(v, 3) for k, v in timing.items()},
             "worker_stats": backend.stats}
+
+
+# The learner reads its steps' losses every this many steps (see
+# `read_losses`); summaries are written as often.
+_READ_LOSSES_EVERY = 10
+
+
+def read_losses(pending: list, losses) -> dict[str, float]:
+  """Reads the losses of the steps in `pending` (JAX arrays, emptied) in
+  one transfer, appends each step's loss to `losses` and returns the last
+  step's losses ({} if there were none)."""
+  if not pending:
+    return {}
+  import jax  # pylint: disable=g-import-not-at-top
+  read = jax.device_get(pending)
+  pending.clear()
+  for metrics in read:
+    losses.append(float(metrics["loss"]))
+  return {k: float(v) for k, v in read[-1].items()}
 
 
 @contextlib.contextmanager

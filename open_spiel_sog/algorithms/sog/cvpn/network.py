@@ -101,6 +101,12 @@ class CVPN:
 
   def train_step(self, batch: Batch) -> dict[str, float]:
     """One optimiser step on `batch`; returns its losses (before the step)."""
+    return {k: float(v) for k, v in self.train_step_async(batch).items()}
+
+  def train_step_async(self, batch: Batch) -> dict[str, Any]:
+    """`train_step` without waiting for it: the losses are JAX arrays, read
+    when converted (the learner reads them every few steps, so the host
+    prepares the next minibatch while this step computes)."""
     if self.params is None:
       raise ValueError("cvpn: parameters are not initialised (call init or "
                        "load a checkpoint)")
@@ -108,7 +114,7 @@ class CVPN:
     self.params, self.opt_state, metrics = self._update(
         self.params, self.opt_state, batch.as_dict())
     self.step += 1
-    return {k: float(v) for k, v in metrics.items()}
+    return metrics
 
   def loss(self, batch: Batch) -> dict[str, float]:
     _, metrics = self._loss(self.params, batch.as_dict())

@@ -96,12 +96,16 @@ class TokenCVPN:
 
   def train_step(self, batch: TokenBatch) -> dict[str, float]:
     """One optimiser step on `batch`; returns its losses (before it)."""
+    return {k: float(v) for k, v in self.train_step_async(batch).items()}
+
+  def train_step_async(self, batch: TokenBatch) -> dict[str, Any]:
+    """`train_step` without waiting for it (see `CVPN.train_step_async`)."""
     self._check_params()
     self._check_writable("train it")
     self.params, self.opt_state, metrics = self._network.update(
         self.params, self.opt_state, self._training_dict(batch))
     self.step += 1
-    return {k: float(v) for k, v in metrics.items()}
+    return metrics
 
   def loss(self, batch: TokenBatch) -> dict[str, float]:
     self._check_params()

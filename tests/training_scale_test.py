@@ -281,15 +281,25 @@ def test_learner_threads_auto_gives_the_workers_their_cores():
   with pytest.raises(ValueError, match="unknown learner_threads 'two'; "
                      "supported: 'auto', 'one', 'all'"):
     _tiny_config(learner_threads="two").validate()
-  # "one" reaches XLA's flags in a process whose JAX has not started.
-  code = ("import os; from open_spiel_sog.algorithms.training import trainer; "
-          "trainer.learner_device('cpu', 'one'); "
-          "print(os.environ.get('XLA_FLAGS'))")
-  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+  # "one": the learner's JAX computes on one thread (a process's CPU time
+  # never passes its wall time by much), its main thread keeps every core.
+  code = (
+      "import os, time\n"
+      "from open_spiel_sog.algorithms.training import trainer\n"
+      "cores = os.sched_getaffinity(0)\n"
+      "trainer.learner_device('cpu', 'one')\n"
+      "import jax, jax.numpy as jnp\n"
+      "x = jnp.ones((1024, 1024)); f = jax.jit(lambda a: a @ a)\n"
+      "f(x).block_until_ready()\n"
+      "wall, cpu = time.perf_counter(), time.process_time()\n"
+      "for _ in range(40): f(x).block_until_ready()\n"
+      "ratio = (time.process_time() - cpu) / (time.perf_counter() - wall)\n"
+      "print(ratio, os.sched_getaffinity(0) == cores)\n")
   result = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                          text=True, timeout=120, env=env, check=False)
+                          text=True, timeout=120, check=False)
   assert result.returncode == 0, result.stderr
-  assert "--xla_cpu_multi_thread_eigen=false" in result.stdout
+  ratio, kept = result.stdout.split()
+  assert float(ratio) < 1.2 and kept == "True", result.stdout
 
 
 def test_the_learner_reads_its_losses_every_few_steps():

@@ -36,18 +36,19 @@ from open_spiel_sog.public_state import search_game
 from open_spiel_sog.utils.progress import progress_bar
 
 
-# What `learner_threads` "one" adds to XLA_FLAGS (the workers' setting).
-ONE_THREAD_XLA_FLAG = "--xla_cpu_multi_thread_eigen=false"
-
-
 def learner_device(platform: str, threads: str = "all"):
   """The JAX device the learner's steps run on ("cpu" or "gpu").
 
   For "cpu" in a process whose JAX has not started yet, JAX is kept off any
   accelerator altogether (no GPU memory is taken); "gpu" is an error that
-  says so when JAX sees no GPU. `threads` "one" keeps the learner's CPU
-  computations on one thread (`TrainConfig.learner_threads`), where JAX has
-  not started yet.
+  says so when JAX sees no GPU. `threads` "one" (`TrainConfig.
+  learner_threads`) gives the learner's CPU computations one thread, where
+  JAX has not started yet: XLA sizes its CPU thread pool, once, by the cores
+  the starting thread may run on, so JAX starts while this thread is held
+  to one core, which it is given back right after (on Linux; elsewhere
+  "one" changes nothing). XLA's own flag for this,
+  --xla_cpu_multi_thread_eigen=false, left jax 0.10's pool as wide as the
+  machine.
   """
   import jax  # pylint: disable=g-import-not-at-top
   try:
@@ -55,13 +56,17 @@ def learner_device(platform: str, threads: str = "all"):
     started = xla_bridge.backends_are_initialized()
   except (ImportError, AttributeError):
     started = True
-  if threads == "one" and not started:
-    flags = os.environ.get("XLA_FLAGS", "")
-    if ONE_THREAD_XLA_FLAG.split("=")[0] not in flags:
-      os.environ["XLA_FLAGS"] = f"{flags} {ONE_THREAD_XLA_FLAG}".strip()
+  if platform == "cpu" and not started and not os.environ.get(
+      "JAX_PLATFORMS"):
+    jax.config.update("jax_platforms", "cpu")
+  if threads == "one" and not started and hasattr(os, "sched_setaffinity"):
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {max(cores)})
+    try:
+      jax.devices()  # starts JAX: its CPU pool is sized now
+    finally:
+      os.sched_setaffinity(0, cores)
   if platform == "cpu":
-    if not started and not os.environ.get("JAX_PLATFORMS"):
-      jax.config.update("jax_platforms", "cpu")
     return jax.devices("cpu")[0]
   try:
     return jax.devices("gpu")[0]

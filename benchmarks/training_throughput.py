@@ -273,6 +273,12 @@ def measure(config: TrainConfig) -> dict:
                      f"{window.error or 'the run ended before the window'}")
   row = row_from_window(window, actors, solvers, _BACKEND.value)
   row["learner_threads"] = config.resolved_learner_threads()
+  # The example rate at which the learner's steps, at the rate they ran,
+  # would use every example max_updates_per_example times: above the
+  # workers' rate, the learner keeps up (and waits).
+  row["learner_sustained_per_s"] = round(
+      row["steps_per_s"] * config.batch_size /
+      config.max_updates_per_example, 1)
   if _INGEST_ONLY.value:
     row["learner_ingest_per_s"] = row["examples_per_s"]
     row["ingest_batch"] = _INGEST_BATCH.value

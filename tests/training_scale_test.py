@@ -221,6 +221,8 @@ def test_ingest_only_measures_the_learner_alone():
   assert row["learner_ingest_per_s"] == row["examples_per_s"] > 0
   assert row["ingest_batch"] == 10
   assert row["steps_per_s"] > 0  # the learner trains while it takes them in
+  assert row["learner_sustained_per_s"] == pytest.approx(
+      row["steps_per_s"] * 128 / 50, abs=0.1)
   assert set(row["worker_first_example_s"]) == {"producer-0"}
   shares = ("learner_busy", "parent_wait", "learner_poll", "learner_add",
             "learner_sample", "learner_other", "learner_publish")

@@ -92,6 +92,10 @@ _WALKS = flags.DEFINE_integer(
     "the shipped networks were trained with).")
 _HIDDEN = flags.DEFINE_list("hidden", ["256", "256", "256"],
                             "MLP widths of the trained network.")
+_INFERENCE = flags.DEFINE_enum(
+    "inference", "local", ["local", "cpu", "gpu"],
+    "As in examples/train.py: the workers' network calls in each worker "
+    "(local) or in one inference service on the cpu or gpu.")
 _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary last.")
 
 
@@ -223,7 +227,7 @@ def train_config(actors: int, solvers: int) -> TrainConfig:
       solver=_SOLVER.value, solver_tolerance=_SOLVER_TOLERANCE.value,
       max_updates_per_example=_MAX_UPDATES.value,
       idle_solvers_play=_IDLE_PLAY.value,
-      walks_per_simulation=_WALKS.value,
+      walks_per_simulation=_WALKS.value, inference=_INFERENCE.value,
       network=cvpn.NetworkConfig(
           hidden=tuple(int(h) for h in _HIDDEN.value)))
   try:

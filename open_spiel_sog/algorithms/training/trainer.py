@@ -28,6 +28,7 @@ import numpy as np
 import pyspiel
 
 from open_spiel_sog.algorithms.sog import cvpn
+from open_spiel_sog.algorithms.training import inference
 from open_spiel_sog.algorithms.training.backends import make_backend
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.replay import ReplayBuffer
@@ -94,6 +95,7 @@ class Trainer:
                log: Callable[[str], None] | None = None,
                summary_writer=None):
     config.validate()
+    inference.check_platform(config.inference)  # "gpu" needs a GPU
     self.config = config
     self.device = learner_device(config.learner_platform)
     self.game = search_game(pyspiel.load_game(config.game))

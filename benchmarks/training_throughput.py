@@ -109,6 +109,10 @@ _INGEST_BATCH = flags.DEFINE_integer(
     "ingest_batch", 10,
     "With --ingest_only: examples per message (a Leduc worker's messages "
     "held 10.7 on average, median 10, at 1+1).")
+_INFERENCE = flags.DEFINE_enum(
+    "inference", "local", ["local", "cpu", "gpu"],
+    "As in examples/train.py: the workers' network calls in each worker "
+    "(local) or in one inference service on the cpu or gpu.")
 _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary last.")
 
 
@@ -248,6 +252,7 @@ def train_config(actors: int, solvers: int) -> TrainConfig:
       idle_solvers_play=_IDLE_PLAY.value,
       walks_per_simulation=_WALKS.value,
       learner_threads=_LEARNER_THREADS.value,
+      inference=_INFERENCE.value,
       network=cvpn.NetworkConfig(
           hidden=tuple(int(h) for h in _HIDDEN.value)))
   try:

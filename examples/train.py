@@ -34,6 +34,7 @@ from absl import flags
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import BACKENDS
 from open_spiel_sog.algorithms.training import EvalConfig
+from open_spiel_sog.algorithms.training import INFERENCE
 from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import LEARNER_THREADS
 from open_spiel_sog.algorithms.training import PLATFORMS
@@ -105,6 +106,13 @@ _WORKER_PLATFORM = flags.DEFINE_enum(
     "worker_platform", _D.worker_platform, list(PLATFORMS),
     "Where the workers' JAX runs (searches are faster on the CPU; cpu keeps "
     "them off the accelerator's memory).")
+_INFERENCE = flags.DEFINE_enum(
+    "inference", _D.inference, list(INFERENCE),
+    "Where the workers' network calls run: local (each worker's own copy of "
+    "the network, numpy on its host) or cpu / gpu (one inference service "
+    "process batches every worker's leaf batches into one jitted forward "
+    "pass on that platform; --backend=process and --input=slots only; gpu: "
+    "an error when JAX sees none).")
 _BATCH = flags.DEFINE_integer("batch_size", _D.batch_size,
                               "Examples per gradient update.")
 _REPLAY = flags.DEFINE_integer("replay_size", _D.replay_size,
@@ -317,6 +325,7 @@ def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
       learner_platform=_LEARNER_PLATFORM.value,
       learner_threads=_LEARNER_THREADS.value,
       worker_platform=_WORKER_PLATFORM.value,
+      inference=_INFERENCE.value,
       batch_size=_BATCH.value, replay_size=_REPLAY.value,
       min_replay=_MIN_REPLAY.value,
       max_updates_per_example=_MAX_UPDATES.value, q_search=_Q_SEARCH.value,

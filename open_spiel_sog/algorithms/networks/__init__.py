@@ -19,6 +19,7 @@ from open_spiel_sog.algorithms.networks.checkpoints import write_npz
 from open_spiel_sog.algorithms.networks.mlp import cross_entropy
 from open_spiel_sog.algorithms.networks.mlp import learning_rate_schedule
 from open_spiel_sog.algorithms.networks.mlp import masked_softmax
+from open_spiel_sog.algorithms.networks.mlp import padded_call
 from open_spiel_sog.algorithms.networks.mlp import padded_predict
 from open_spiel_sog.algorithms.networks.mlp import TwoHeadedMLP
 from open_spiel_sog.algorithms.networks.settings import check_widths
@@ -36,6 +37,7 @@ __all__ = [
     "masked_softmax",
     "NetworkConfig",
     "OPTIMIZERS",
+    "padded_call",
     "padded_predict",
     "read_npz",
     "same_game",

@@ -117,6 +117,7 @@ class TwoHeadedMLP:
     loss: jitted (params, batch) -> (loss, losses).
     predict: jitted (params, inputs, legal) -> (values, prior): the prior is
       the softmax of the logits at `prior_temperature` over legal actions.
+    forward: jitted (params, inputs) -> (values, logits).
     layers: {"value": [...], "policy": [...]}: each head's parameter names
       (its torso's layers, then its output layer), for inference on the host.
   """
@@ -151,6 +152,9 @@ class TwoHeadedMLP:
     self.optimizer = _optimizer(config)
     self.update, self.loss, self.predict = jit_functions(
         self.net, self.optimizer, config, terms)
+    # The jitted apply: (params, inputs) -> (values, logits), for batched
+    # inference that returns the logits (`training.inference`).
+    self.forward = jax.jit(self.net.apply)
     # `forward`'s layers by parameter name.
     self.layers = {
         "value": [f"torso/~/linear_{i}" for i in range(len(hidden))] +
@@ -192,24 +196,31 @@ def masked_softmax(logits: np.ndarray, legal: np.ndarray,
   return e / e.sum(axis=-1, keepdims=True)
 
 
+def padded_call(fn, params, arrays: tuple[np.ndarray, ...],
+                max_bucket: int) -> tuple[np.ndarray, ...]:
+  """`fn(params, *arrays)` (a jitted function giving a tuple of arrays) over
+  the rows of `arrays` in chunks of at most `max_bucket`, each padded to a
+  power-of-two size, so each size compiles once; its outputs, unpadded and
+  concatenated."""
+  n = arrays[0].shape[0]
+  outs = None
+  for lo in range(0, max(n, 1), max_bucket):
+    chunk = [a[lo:lo + max_bucket] for a in arrays]
+    m = chunk[0].shape[0]
+    size = _bucket(m)
+    if size != m:
+      chunk = [np.concatenate([c, np.zeros((size - m,) + c.shape[1:],
+                                           c.dtype)]) for c in chunk]
+    out = fn(params, *chunk)
+    if outs is None:
+      outs = [[] for _ in out]
+    for acc, o in zip(outs, out):
+      acc.append(np.asarray(o)[:m])
+  return tuple(np.concatenate(acc) for acc in outs)
+
+
 def padded_predict(predict, params, inputs: np.ndarray, legal: np.ndarray,
                    max_bucket: int) -> tuple[np.ndarray, np.ndarray]:
   """`predict` over the rows of `inputs` in chunks of at most `max_bucket`,
   each padded to a power-of-two size, so each size compiles once."""
-  n = inputs.shape[0]
-  out_v, out_p = [], []
-  for lo in range(0, max(n, 1), max_bucket):
-    chunk = inputs[lo:lo + max_bucket]
-    chunk_legal = legal[lo:lo + max_bucket]
-    m = chunk.shape[0]
-    size = _bucket(m)
-    if size != m:
-      chunk = np.concatenate(
-          [chunk, np.zeros((size - m,) + chunk.shape[1:], chunk.dtype)])
-      chunk_legal = np.concatenate(
-          [chunk_legal,
-           np.zeros((size - m,) + chunk_legal.shape[1:], chunk_legal.dtype)])
-    v, p = predict(params, chunk, chunk_legal)
-    out_v.append(np.asarray(v)[:m])
-    out_p.append(np.asarray(p)[:m])
-  return np.concatenate(out_v), np.concatenate(out_p)
+  return padded_call(predict, params, (inputs, legal), max_bucket)

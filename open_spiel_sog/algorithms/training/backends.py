@@ -10,7 +10,8 @@ summed `WorkerStats`); `make_backend` picks one by `config.backend`:
   (multiprocessing, spawn) sharing a query queue; parameters are published
   through a file. The workers start with one compute thread each, JAX on the
   CPU (`workers.worker_environment`) and SIGINT ignored: the learner stops
-  them.
+  them. With `config.inference` "cpu" or "gpu", one more process, the
+  inference service (`inference`), runs every worker's network calls.
 - "ray": the same worker loop in Ray actors (the optional `ray` extra), with
   batch mailbox actors for queries and examples and parameters through Ray's
   object store (`ray_backend`, imported only for this backend).
@@ -30,6 +31,7 @@ import threading
 import time
 
 from open_spiel_sog.algorithms.sog import cvpn
+from open_spiel_sog.algorithms.training import inference
 from open_spiel_sog.algorithms.training import selfplay
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.workers import QUERIES_PER_SOLVE
@@ -74,6 +76,8 @@ class _FileChannel(QueueChannel):
     self._mtime = None
 
   def new_params(self):
+    if self.param_path is None:  # served by the inference service
+      return None
     try:
       mtime = os.stat(self.param_path).st_mtime_ns
     except FileNotFoundError:
@@ -87,10 +91,13 @@ class _FileChannel(QueueChannel):
 
 def _process_main(role: str, index: int, config_json: dict, param_path: str,
                   query_queue, example_queue, stop_event,
-                  launched_at: float) -> None:
+                  launched_at: float, inference_conn=None) -> None:
   clock = WorkerClock(launched_at)
   config = TrainConfig.from_json(config_json)
-  channel = _FileChannel(query_queue, example_queue, param_path,
+  # With the inference service (`inference_conn`), the service holds the
+  # parameters and the worker loads none.
+  channel = _FileChannel(query_queue, example_queue,
+                         param_path if inference_conn is None else None,
                          None, config.solvers)
   parent = multiprocessing.parent_process()
 
@@ -100,6 +107,10 @@ def _process_main(role: str, index: int, config_json: dict, param_path: str,
                                    not parent.is_alive())
 
   worker = selfplay.Worker(config, seed=1 + index, index=index)
+  if inference_conn is not None:
+    inference.use_service(worker, inference_conn, clock)
+    worker_loop(role, worker, channel, should_stop, clock)
+    return
   channel.template = worker.net.param_shapes()
   # Wait for the learner's first parameters.
   params = channel.new_params()
@@ -182,16 +193,29 @@ class ProcessBackend:
     self.publish(params, self.net.step)
     roles = (["actor"] * self.config.actors +
              ["solver"] * self.config.solvers)
+    service, conns = None, [None] * len(roles)
+    if self.config.inference != "local":
+      # The inference service first (`inference`): each worker gets a pipe
+      # to it, and the service is stopped (and checked) with the workers.
+      with child_environment(
+          inference.service_environment(self.config.inference)):
+        service, conns = inference.start_service(
+            self._ctx, self.config, self.param_path, len(roles),
+            self.stop_event)
     with child_environment(worker_environment(self.config.worker_platform)):
       for i, role in enumerate(roles):
         p = self._ctx.Process(
             target=_process_main, name=f"sog-{role}-{i}",
             args=(role, i, self.config.to_json(), self.param_path,
                   self.query_queue, self.example_queue, self.stop_event,
-                  time.time()),
+                  time.time()) + ((conns[i],) if service else ()),
             daemon=True)
         p.start()
+        if service:
+          conns[i].close()  # the worker's copy is its own now
         self.processes.append(p)
+    if service:
+      self.processes.append(service)  # last: it outlives the workers
 
   def publish(self, params, step: int) -> None:
     del params, step

@@ -14,6 +14,7 @@ BACKENDS = ("inline", "process", "ray")
 SOLVERS = ("search", "exact")
 PLATFORMS = ("cpu", "gpu")
 LEARNER_THREADS = ("auto", "one", "all")
+INFERENCE = ("local", "cpu", "gpu")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +103,12 @@ class TrainConfig:
       "gpu" (memory taken as needed).
     ray_address: the Ray cluster the "ray" backend connects to ("" starts a
       local Ray instance; "auto" finds a running one).
+    inference: where the workers' network calls run: "local" (each worker
+      runs its own copy of the network in numpy) or "cpu" / "gpu" (one
+      inference service process on that platform batches every worker's
+      leaf batches into one jitted forward pass: `training.inference`;
+      process backend and slot input only; "gpu" is an error when JAX sees
+      no GPU).
   """
   game: str = "kuhn_poker"
   steps: int = 1000
@@ -143,6 +150,7 @@ class TrainConfig:
   learner_threads: str = "auto"
   worker_platform: str = "cpu"
   ray_address: str = ""
+  inference: str = "local"
 
   def validate(self) -> None:
     def positive(name, strict=True):
@@ -186,6 +194,18 @@ class TrainConfig:
       raise ValueError(f"train: unknown learner_threads "
                        f"{self.learner_threads!r}; supported: "
                        f"{', '.join(map(repr, LEARNER_THREADS))}")
+    if self.inference not in INFERENCE:
+      raise ValueError(f"train: unknown inference {self.inference!r}; "
+                       f"supported: {', '.join(map(repr, INFERENCE))}")
+    if self.inference != "local" and self.backend != "process":
+      raise ValueError(
+          f"train: inference {self.inference!r} (one inference service for "
+          "every worker) is process-backend only; backend "
+          f"{self.backend!r} takes inference 'local'")
+    if self.inference != "local" and self.network.input != "slots":
+      raise ValueError(
+          f"train: inference {self.inference!r} serves the slot network "
+          f"only; input {self.network.input!r} takes inference 'local'")
     if self.ray_address and self.backend != "ray":
       raise ValueError(f"train: ray_address is for the ray backend, not "
                        f"{self.backend!r}")

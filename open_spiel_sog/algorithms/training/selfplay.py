@@ -184,6 +184,11 @@ class Worker:
   def set_params(self, params) -> None:
     self.net.set_params(params)
 
+  def set_value_function(self, value_fn) -> None:
+    """The searches value their leaves with `value_fn` from now on (the
+    inference service's client: `training.inference.use_service`)."""
+    self.value_fn = value_fn
+
   # --- Messages --------------------------------------------------------------
 
   def message(self, query: Query) -> QueryMessage:

@@ -28,6 +28,7 @@ import numpy as np
 import pyspiel
 
 from open_spiel_sog.algorithms.sog import cvpn
+from open_spiel_sog.algorithms.training import inference
 from open_spiel_sog.algorithms.training.backends import make_backend
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.replay import ReplayBuffer
@@ -113,6 +114,7 @@ class Trainer:
     the one `config.backend` names; the ingest benchmark passes its own)."""
     config.validate()
     self._backend_factory = backend_factory
+    inference.check_platform(config.inference)  # "gpu" needs a GPU
     self.config = config
     self.device = learner_device(config.learner_platform,
                                  config.resolved_learner_threads())

@@ -61,7 +61,8 @@ class WorkerClock:
   a solver's queries); cpu_s: the process's CPU time. Wall-clock instants
   (time.time()): launched_at (the parent started the process), ready_at (the
   worker loop began: imports and set-up done, first parameters loaded) and
-  first_example_at.
+  first_example_at. `extra`, when set, gives more stats to send (a worker
+  served by the inference service: its calls, rows and seconds waiting).
   """
 
   def __init__(self, launched_at: float | None = None):
@@ -69,6 +70,7 @@ class WorkerClock:
     self.ready_at = None
     self.first_example_at = None
     self.busy_s = self.wait_s = self.params_s = self.io_s = 0.0
+    self.extra: Callable[[], dict[str, Any]] | None = None
     self._t0 = time.perf_counter()
 
   def stats(self, name: str, work: selfplay.WorkStats) -> dict[str, Any]:
@@ -79,6 +81,8 @@ class WorkerClock:
                alive_s=time.perf_counter() - self._t0,
                launched_at=self.launched_at, ready_at=self.ready_at,
                first_example_at=self.first_example_at)
+    if self.extra is not None:
+      out.update(self.extra())
     return out
 
 

@@ -6,7 +6,8 @@ cross-entropy on the acting player's policy (masked to present slots and legal
 actions), weighted by `value_weight` and `policy_weight`. Inference
 (`CVPN.predict`) runs the same layers in numpy on the host, which is faster
 than a jitted call for the small batches a search asks for;
-`CVPN.predict_jitted` pads to power-of-two buckets, one compile per bucket.
+`CVPN.predict_jitted` pads to power-of-two buckets, one compile per bucket,
+as does `CVPN.forward_jitted` (values and logits: the inference service's).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from open_spiel_sog.algorithms.networks import TwoHeadedMLP
 from open_spiel_sog.algorithms.networks import cross_entropy
 from open_spiel_sog.algorithms.networks import learning_rate_schedule
 from open_spiel_sog.algorithms.networks import masked_softmax
+from open_spiel_sog.algorithms.networks import padded_call
 from open_spiel_sog.algorithms.networks import padded_predict
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.algorithms.sog.cvpn.encoder import Batch
@@ -135,6 +137,18 @@ class CVPN:
     computation is checked against."""
     return padded_predict(self._predict, self.params, inputs, legal,
                           self.MAX_BUCKET)
+
+  def forward_jitted(self, inputs: np.ndarray, params=None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """(values [B, P], policy logits [B, P, A]) of `inputs` [B, I] by the
+    jitted Haiku network, with `params` (default: the network's; they may
+    live on an accelerator), batches padded to power-of-two buckets (each
+    bucket compiles once): the inference service's forward pass
+    (`training.inference`)."""
+    return padded_call(self._network.forward,
+                       self.params if params is None else params,
+                       (np.asarray(inputs, dtype=np.float32),),
+                       self.MAX_BUCKET)
 
   # GT-CFR asks for the values of a few dozen public states at a time, a
   # few hundred times a search: a jitted call costs about 0.4 ms there

@@ -91,6 +91,10 @@ _IDLE_PLAY = flags.DEFINE_bool(
 _WALKS = flags.DEFINE_integer(
     "walks_per_simulation", 100, "As in examples/train.py (1: the search "
     "the shipped networks were trained with).")
+_READ_LOSSES = flags.DEFINE_integer(
+    "read_losses_every", 10,
+    "The learner reads its steps' losses every this many steps (1: after "
+    "every step, waiting for it, as the learner did before issue 51).")
 _LEARNER_THREADS = flags.DEFINE_enum(
     "learner_threads", TrainConfig.learner_threads,
     ["auto", "one", "all"],
@@ -269,15 +273,18 @@ def measure(config: TrainConfig) -> dict:
   if _INGEST_ONLY.value:
     trainer = Trainer(config, progress=False,
                       backend_factory=lambda cfg, net: ingest.IngestBackend(
-                          cfg, net, _INGEST_BATCH.value))
+                          cfg, net, _INGEST_BATCH.value),
+                      read_losses_every=_READ_LOSSES.value)
   else:
-    trainer = Trainer(config, progress=False)
+    trainer = Trainer(config, progress=False,
+                      read_losses_every=_READ_LOSSES.value)
   trainer.run(monitor=window)
   if window.error or window.end is None:
     raise SystemExit(f"training_throughput: {actors}+{solvers}: "
                      f"{window.error or 'the run ended before the window'}")
   row = row_from_window(window, actors, solvers, _BACKEND.value)
   row["learner_threads"] = config.resolved_learner_threads()
+  row["read_losses_every"] = _READ_LOSSES.value
   # The example rate at which the learner's steps, at the rate they ran,
   # would use every example max_updates_per_example times: above the
   # workers' rate, the learner keeps up (and waits).

@@ -7,6 +7,7 @@ parameter parsing, game loading and numpy-compatible draws.
   lru       `LRUCache`, a mapping of its most recently used entries
   params    bot and algorithm parameters, checked against a dataclass's defaults
   progress  `progress_bar`: tqdm when installed, a plain line else
+  threads   `start_jax_on_one_thread`: JAX's CPU pool held to one thread
 """
 
 from open_spiel_sog.utils import draws
@@ -15,6 +16,7 @@ from open_spiel_sog.utils import growing_array
 from open_spiel_sog.utils import lru
 from open_spiel_sog.utils import params
 from open_spiel_sog.utils import progress
+from open_spiel_sog.utils import threads
 from open_spiel_sog.utils.games import load_game
 from open_spiel_sog.utils.growing_array import GrowingArray
 from open_spiel_sog.utils.lru import LRUCache

@@ -61,6 +61,7 @@ from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.workers import worker_environment
+from open_spiel_sog.utils import threads
 
 # Rows in one forward pass at most (more waiting requests make more passes;
 # a single larger request is run in chunks of `CVPN.MAX_BUCKET`).
@@ -72,9 +73,11 @@ _STOP_IDLE_S = 2.0
 
 
 def service_environment(platform: str) -> dict[str, str]:
-  """Environment variables the service process starts with: one compute
-  thread (as the workers: it shares the machine with them) and JAX on
-  `platform` ("cpu": JAX_PLATFORMS=cpu; "gpu": memory taken as needed)."""
+  """Environment variables the service process starts with (the workers':
+  one numpy thread, JAX on `platform`: "cpu": JAX_PLATFORMS=cpu; "gpu":
+  memory taken as needed). On the CPU the service also starts its JAX on
+  one compute thread (`utils.threads`), since it shares the machine with
+  the workers."""
   return worker_environment(platform)
 
 
@@ -340,6 +343,9 @@ def _service_main(config_json: dict, param_path: str, conns: list,
   from open_spiel_sog.public_state import search_game  # pylint: disable=g-import-not-at-top
 
   config = TrainConfig.from_json(config_json)
+  if platform == "cpu":
+    # One compute thread: the workers have the other cores.
+    threads.start_jax_on_one_thread()
   try:
     device = jax.devices(platform)[0]
   except RuntimeError:

@@ -34,6 +34,7 @@ from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.replay import ReplayBuffer
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import search_game
+from open_spiel_sog.utils import threads as threads_lib
 from open_spiel_sog.utils.progress import progress_bar
 
 
@@ -43,30 +44,15 @@ def learner_device(platform: str, threads: str = "all"):
   For "cpu" in a process whose JAX has not started yet, JAX is kept off any
   accelerator altogether (no GPU memory is taken); "gpu" is an error that
   says so when JAX sees no GPU. `threads` "one" (`TrainConfig.
-  learner_threads`) gives the learner's CPU computations one thread, where
-  JAX has not started yet: XLA sizes its CPU thread pool, once, by the cores
-  the starting thread may run on, so JAX starts while this thread is held
-  to one core, which it is given back right after (on Linux; elsewhere
-  "one" changes nothing). XLA's own flag for this,
-  --xla_cpu_multi_thread_eigen=false, left jax 0.10's pool as wide as the
-  machine.
+  learner_threads`) gives the learner's CPU computations one thread where
+  JAX has not started yet (`utils.threads.start_jax_on_one_thread`).
   """
   import jax  # pylint: disable=g-import-not-at-top
-  try:
-    from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
-    started = xla_bridge.backends_are_initialized()
-  except (ImportError, AttributeError):
-    started = True
-  if platform == "cpu" and not started and not os.environ.get(
-      "JAX_PLATFORMS"):
+  if platform == "cpu" and not threads_lib.jax_started() and (
+      not os.environ.get("JAX_PLATFORMS")):
     jax.config.update("jax_platforms", "cpu")
-  if threads == "one" and not started and hasattr(os, "sched_setaffinity"):
-    cores = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {max(cores)})
-    try:
-      jax.devices()  # starts JAX: its CPU pool is sized now
-    finally:
-      os.sched_setaffinity(0, cores)
+  if threads == "one":
+    threads_lib.start_jax_on_one_thread()
   if platform == "cpu":
     return jax.devices("cpu")[0]
   try:
@@ -109,11 +95,18 @@ class Trainer:
                evaluation: EvalConfig | None = None, progress: bool = True,
                log: Callable[[str], None] | None = None,
                summary_writer=None,
-               backend_factory: Callable[[TrainConfig, Any], Any] = make_backend):
+               backend_factory: Callable[[TrainConfig, Any], Any] = make_backend,
+               read_losses_every: int = 10):
     """`backend_factory(config, net)` makes the backend (`make_backend`:
-    the one `config.backend` names; the ingest benchmark passes its own)."""
+    the one `config.backend` names; the ingest benchmark passes its own).
+    The learner reads its steps' losses every `read_losses_every` steps
+    (`read_losses`; 1 waits for every step, as it did before)."""
     config.validate()
+    if read_losses_every < 1:
+      raise ValueError(f"train: read_losses_every must be >= 1, got "
+                       f"{read_losses_every}")
     self._backend_factory = backend_factory
+    self._read_losses_every = read_losses_every
     inference.check_platform(config.inference)  # "gpu" needs a GPU
     self.config = config
     self.device = learner_device(config.learner_platform,
@@ -277,7 +270,7 @@ class Trainer:
           used += cfg.batch_size
           step = self.net.step
           bar.update(1)
-          if step % _READ_LOSSES_EVERY == 0:
+          if step % self._read_losses_every == 0:
             # The steps' losses, read together: waiting for each step's
             # would leave the host idle while it computes.
             last = read_losses(pending, losses)
@@ -286,7 +279,7 @@ class Trainer:
             t2 = t3
             bar.set_postfix_str(
                 f"loss {np.mean(losses):.4f} examples {self.buffer.added}")
-            if self.summary_writer is not None:
+            if self.summary_writer is not None and step % 10 == 0:
               for k, v in last.items():
                 self.summary_writer.scalar(k, v, step)
               self.summary_writer.scalar("examples", self.buffer.added, step)
@@ -326,11 +319,6 @@ class Trainer:
             "evaluations": self.history,
             "timing": {k: round(v, 3) for k, v in timing.items()},
             "worker_stats": backend.stats}
-
-
-# The learner reads its steps' losses every this many steps (see
-# `read_losses`); summaries are written as often.
-_READ_LOSSES_EVERY = 10
 
 
 def read_losses(pending: list, losses) -> dict[str, float]:

@@ -480,8 +480,14 @@ class RayBackend:
       if self.service is not None:
         # After the workers: they call it until they stop.
         try:
-          self.service_line = ray.get(self.service.stats_line.remote(),
-                                      timeout=_STOP_GRACE_S)
+          line, node = ray.get([self.service.stats_line.remote(),
+                                self.service.node_id.remote()],
+                               timeout=_STOP_GRACE_S)
+          head = any(n.get("NodeID") == node and
+                     "node:__internal_head__" in n.get("Resources", {})
+                     for n in ray.nodes())
+          self.service_line = (f"{line}; on Ray node {node[:12]}"
+                               f"{' (the head)' if head else ''}")
           print(self.service_line, file=sys.stderr, flush=True)
         except Exception:  # pylint: disable=broad-except
           pass

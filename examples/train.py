@@ -111,7 +111,8 @@ _INFERENCE = flags.DEFINE_enum(
     "Where the workers' network calls run: local (each worker's own copy of "
     "the network, numpy on its host) or cpu / gpu (one inference service "
     "process batches every worker's leaf batches into one jitted forward "
-    "pass on that platform; --backend=process and --input=slots only; gpu: "
+    "pass on that platform; --backend=process or ray (there: a Ray actor on "
+    "the learner's node), --input=slots only; gpu: "
     "an error when JAX sees none).")
 _BATCH = flags.DEFINE_integer("batch_size", _D.batch_size,
                               "Examples per gradient update.")

@@ -182,11 +182,9 @@ def test_process_training_with_the_cpu_service_delivers_examples(tmp_path):
     (dict(inference="tpu"),
      "train: unknown inference 'tpu'; supported: 'local', 'cpu', 'gpu'"),
     (dict(inference="cpu", backend="inline"),
-     "train: inference 'cpu' (one inference service for every worker) is "
-     "process-backend only; backend 'inline' takes inference 'local'"),
-    (dict(inference="gpu", backend="ray"),
-     "train: inference 'gpu' (one inference service for every worker) is "
-     "process-backend only; backend 'ray' takes inference 'local'"),
+     "train: inference 'cpu' (one inference service for every worker) "
+     "needs the process or ray backend; backend 'inline' takes inference "
+     "'local'"),
     (dict(inference="cpu", network=cvpn.NetworkConfig(input="tokens")),
      "train: inference 'cpu' serves the slot network only; input 'tokens' "
      "takes inference 'local'"),
@@ -195,8 +193,10 @@ def test_settings_the_service_cannot_serve_are_refused(overrides, message):
   with pytest.raises(ValueError) as e:
     TrainConfig(game="kuhn_poker", **overrides).validate()
   assert str(e.value) == message
-  # The process backend (the default) with the slot input: served.
+  # The process backend (the default) and the ray backend with the slot
+  # input: served.
   TrainConfig(game="kuhn_poker", inference="cpu").validate()
+  TrainConfig(game="kuhn_poker", inference="gpu", backend="ray").validate()
 
 
 def test_train_binary_refuses_the_inline_backend_in_one_line():
@@ -208,5 +208,6 @@ def test_train_binary_refuses_the_inline_backend_in_one_line():
   assert result.returncode == 2, result.stderr
   assert "Traceback" not in result.stderr, result.stderr
   assert result.stderr.strip() == (
-      "train: inference 'cpu' (one inference service for every worker) is "
-      "process-backend only; backend 'inline' takes inference 'local'")
+      "train: inference 'cpu' (one inference service for every worker) "
+      "needs the process or ray backend; backend 'inline' takes inference "
+      "'local'")

@@ -131,3 +131,122 @@ def test_worker_cpu_shares_fit_every_worker_on_some_node():
   assert worker_cpus([1], 3) == 0.3333
   with pytest.raises(ValueError, match="cannot hold 2 workers"):
     worker_cpus([0], 2)
+
+
+@pytest.mark.ray
+@_IGNORE_FORK_WARNING
+def test_ray_training_with_the_cpu_inference_service(tmp_path):
+  """--inference=cpu on the ray backend: a short run reaches its steps with
+  examples from both workers, each served by the service actor."""
+  pytest.importorskip("ray")
+  import ray  # pylint: disable=g-import-not-at-top
+  config = _config(tmp_path, inference="cpu", publish_every=5)
+  trainer = Trainer(config, progress=False, log=lambda s: None)
+  summary = trainer.run()
+  assert summary["steps"] == 30
+  per_worker = trainer.backend.worker_stats.per_worker
+  assert sorted(per_worker) == ["actor-0", "solver-1"], per_worker
+  for stats in per_worker.values():
+    assert stats["examples"] > 0
+    assert stats["infer_calls"] > 0 and stats["infer_rows"] > 0
+    assert 0 < stats["infer_s"] <= stats["busy_s"]
+  assert trainer.backend.service_line.startswith(
+      "inference service (cpu): "), trainer.backend.service_line
+  assert not ray.is_initialized()
+
+
+@pytest.mark.ray
+@_IGNORE_FORK_WARNING
+def test_ray_service_round_trips_match_the_workers_own_numpy_calls():
+  """Two threads call the service actor at once (on this driver's node);
+  each reply gives the values and priors a worker's own numpy network gives
+  (1e-5), before and after parameters are republished through the object
+  store."""
+  ray = pytest.importorskip("ray")
+  import threading  # pylint: disable=g-import-not-at-top
+  import pyspiel  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.training import inference  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.training import ray_backend  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.public_state import PublicStateObserver  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.public_state import search_game  # pylint: disable=g-import-not-at-top
+  import inference_test  # pylint: disable=g-import-not-at-top  # tests/, on sys.path
+  config = TrainConfig(game="leduc_poker", backend="ray", inference="cpu",
+                       network=cvpn.NetworkConfig(hidden=(64, 64)))
+  game = search_game(pyspiel.load_game(config.game))
+  observer = PublicStateObserver(game)
+  net = cvpn.make_network(observer, config.network)
+  net.init(0)
+  ray.init(include_dashboard=False, log_to_driver=False)
+  try:
+    service = ray_backend.start_service(
+        config, ray.put(ray_backend._to_numpy(net.params)))  # pylint: disable=protected-access
+    assert ray.get(service.node_id.remote()) == (
+        ray.get_runtime_context().get_node_id())
+    rng = np.random.default_rng(0)
+    batches = [inference_test._packed(inference_test._queries(  # pylint: disable=protected-access
+        game, observer, rng, 32)) for _ in range(4)]
+    remotes = [inference.RemoteValueFunction(
+        cvpn.make_network(observer, config.network, net.encoder),
+        inference.InferenceClient.for_network(
+            ray_backend.RayTransport(service), net)) for _ in range(2)]
+
+    def check_concurrently():
+      local = cvpn.CVPNValueFunction(net)
+      expected = [local.evaluate_packed(b) for b in batches]
+      errors = []
+
+      def client(vf, order):
+        try:
+          for i in order:
+            inference_test._assert_same(  # pylint: disable=protected-access
+                expected[i], vf.evaluate_packed(batches[i]), batches[i])
+        except Exception as e:  # pylint: disable=broad-except
+          errors.append(e)
+
+      threads = [threading.Thread(target=client, args=(vf, order))
+                 for vf, order in zip(remotes, ([0, 1, 2, 3] * 2,
+                                                [3, 2, 1, 0] * 2))]
+      for t in threads:
+        t.start()
+      for t in threads:
+        t.join(timeout=120)
+      assert not errors, errors[0]
+
+    check_concurrently()
+    net.init(1)  # republished, as RayBackend.publish does
+    ray.get(service.set_params.remote(
+        ray.put(ray_backend._to_numpy(net.params))))  # pylint: disable=protected-access
+    check_concurrently()
+    assert remotes[0].client.stats()["infer_calls"] == 16
+    assert ray.get(service.stats_line.remote()).startswith(
+        "inference service (cpu): ")
+  finally:
+    ray.shutdown()
+
+
+@pytest.mark.ray
+@_IGNORE_FORK_WARNING
+def test_ray_inference_service_death_surfaces_in_poll(tmp_path):
+  """The service actor killed mid-run: poll raises, naming the service (or
+  the worker whose call found it gone)."""
+  ray = pytest.importorskip("ray")
+  from open_spiel_sog.algorithms.training import ray_backend  # pylint: disable=g-import-not-at-top
+  config = _config(tmp_path, solvers=0, inference="cpu")
+  ray.init(include_dashboard=False, log_to_driver=False)
+  try:
+    trainer = Trainer(config, progress=False, log=lambda s: None)
+    backend = ray_backend.RayBackend(config, trainer.net)
+    backend.start(trainer.net.params)
+    try:
+      for _ in range(300):
+        if backend.poll(block=True):
+          break
+      ray.kill(backend.service, no_restart=True)
+      with pytest.raises(RuntimeError,
+                         match="sog-inference-cpu|inference service is gone"):
+        for _ in range(300):
+          backend.poll(block=True)
+    finally:
+      backend.stop()
+  finally:
+    ray.shutdown()

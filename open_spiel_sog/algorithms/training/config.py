@@ -106,9 +106,10 @@ class TrainConfig:
     inference: where the workers' network calls run: "local" (each worker
       runs its own copy of the network in numpy) or "cpu" / "gpu" (one
       inference service process on that platform batches every worker's
-      leaf batches into one jitted forward pass: `training.inference`;
-      process backend and slot input only; "gpu" is an error when JAX sees
-      no GPU).
+      leaf batches into one jitted forward pass: `training.inference`; on
+      the ray backend a Ray actor on the learner's node,
+      `ray_backend.start_service`; process or ray backend and slot input
+      only; "gpu" is an error when JAX sees no GPU).
   """
   game: str = "kuhn_poker"
   steps: int = 1000
@@ -197,10 +198,10 @@ class TrainConfig:
     if self.inference not in INFERENCE:
       raise ValueError(f"train: unknown inference {self.inference!r}; "
                        f"supported: {', '.join(map(repr, INFERENCE))}")
-    if self.inference != "local" and self.backend != "process":
+    if self.inference != "local" and self.backend == "inline":
       raise ValueError(
           f"train: inference {self.inference!r} (one inference service for "
-          "every worker) is process-backend only; backend "
+          "every worker) needs the process or ray backend; backend "
           f"{self.backend!r} takes inference 'local'")
     if self.inference != "local" and self.network.input != "slots":
       raise ValueError(

@@ -40,8 +40,14 @@ its death too.
 A "gpu" service needs a GPU visible to JAX: `check_platform` probes a
 process started with the service's environment before any worker starts
 and raises a one-line ValueError otherwise. Only the slot CVPN is served
-(the token network's inputs are many arrays of per-batch widths); the Ray
-and inline backends take "local" only (`TrainConfig.validate`).
+(the token network's inputs are many arrays of per-batch widths); the
+inline backend takes "local" only (`TrainConfig.validate`).
+
+The Ray backend runs the same batching in a Ray actor instead of a process
+(`ray_backend.start_service`): workers reach it through `InferenceClient`
+with a transport of their own (a callable inputs -> (values, logits), one
+actor call per leaf batch; `PipeTransport` is this module's), the passes
+are `answer_group`'s, and the parameters come from Ray's object store.
 """
 
 from __future__ import annotations
@@ -111,14 +117,50 @@ def check_platform(platform: str) -> None:
 # --- The worker's side -------------------------------------------------------
 
 
-class InferenceClient:
-  """A worker's end of its pipe to the service: `client(inputs)` gives
-  (values [L, P], logits [L, P, A]), float32, for inputs [L, input_size],
-  in one round trip. `stats()` gives the calls, rows and seconds spent in
-  them (sent with the worker's stats)."""
+class PipeTransport:
+  """The process backend's transport: `transport(inputs)` sends the inputs'
+  raw bytes down a worker's pipe to the service and reads the reply (see the
+  module docstring); inputs float32 [L, input_size], L > 0."""
 
-  def __init__(self, conn, input_size: int, rows: int, actions: int):
+  def __init__(self, conn, rows: int, actions: int):
     self.conn = conn
+    self.rows = rows
+    self.actions = actions
+
+  def __call__(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = inputs.shape[0]
+    p, a = self.rows, self.actions
+    # A fresh buffer per call: the priors read the logits later.
+    reply = bytearray(4 * n * p * (1 + a))
+    try:
+      self.conn.send_bytes(inputs)
+      size = self.conn.recv_bytes_into(reply)
+    except (EOFError, OSError) as e:
+      raise RuntimeError(
+          "inference: the inference service is gone (it exited, or the "
+          f"learner stopped it): {type(e).__name__}") from None
+    if size != len(reply):
+      raise RuntimeError(f"inference: a reply of {size} bytes, expected "
+                         f"{len(reply)}")
+    values = np.frombuffer(reply, np.float32, count=n * p).reshape(n, p)
+    logits = np.frombuffer(reply, np.float32, offset=4 * n * p).reshape(
+        n, p, a)
+    return values, logits
+
+
+class InferenceClient:
+  """A worker's end of its link to the service: `client(inputs)` gives
+  (values [L, P], logits [L, P, A]), float32, for inputs [L, input_size],
+  in one round trip through `transport` (a callable inputs -> (values,
+  logits): a `PipeTransport` for the process backend, a connection given
+  here is wrapped in one; `ray_backend` passes a call to its Ray actor).
+  `stats()` gives the calls, rows and seconds spent in them (sent with the
+  worker's stats)."""
+
+  def __init__(self, transport, input_size: int, rows: int, actions: int):
+    if not callable(transport):  # a multiprocessing connection
+      transport = PipeTransport(transport, rows, actions)
+    self.transport = transport
     self.input_size = input_size
     self.rows = rows
     self.actions = actions
@@ -127,9 +169,9 @@ class InferenceClient:
     self.wait_s = 0.0
 
   @classmethod
-  def for_network(cls, conn, net: cvpn.CVPN) -> "InferenceClient":
+  def for_network(cls, transport, net: cvpn.CVPN) -> "InferenceClient":
     enc = net.encoder
-    return cls(conn, enc.input_size, enc.num_rows, enc.num_actions)
+    return cls(transport, enc.input_size, enc.num_rows, enc.num_actions)
 
   def __call__(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     inputs = np.ascontiguousarray(inputs, dtype=np.float32)
@@ -141,24 +183,14 @@ class InferenceClient:
       raise ValueError(f"inference: inputs of width {inputs.shape[1]}, the "
                        f"network's are {self.input_size}")
     t0 = time.perf_counter()
-    # A fresh buffer per call: the priors read the logits later.
-    reply = bytearray(4 * n * p * (1 + a))
-    try:
-      self.conn.send_bytes(inputs)
-      size = self.conn.recv_bytes_into(reply)
-    except (EOFError, OSError) as e:
-      raise RuntimeError(
-          "inference: the inference service is gone (it exited, or the "
-          f"learner stopped it): {type(e).__name__}") from None
+    values, logits = self.transport(inputs)
     self.wait_s += time.perf_counter() - t0
     self.calls += 1
     self.sent_rows += n
-    if size != len(reply):
-      raise RuntimeError(f"inference: a reply of {size} bytes, expected "
-                         f"{len(reply)}")
-    values = np.frombuffer(reply, np.float32, count=n * p).reshape(n, p)
-    logits = np.frombuffer(reply, np.float32, offset=4 * n * p).reshape(
-        n, p, a)
+    if values.shape != (n, p) or logits.shape != (n, p, a):
+      raise RuntimeError(
+          f"inference: a reply of shapes {values.shape} and {logits.shape}, "
+          f"expected {(n, p)} and {(n, p, a)}")
     return values, logits
 
   def stats(self) -> dict[str, Any]:
@@ -167,9 +199,10 @@ class InferenceClient:
 
 
 class RemoteValueFunction(cvpn.CVPNValueFunction):
-  """`CVPNValueFunction` whose network calls go to the inference service:
-  the inputs are packed as the local one packs them, the values and logits
-  come back in one round trip, and the priors are the masked softmax of the
+  """`CVPNValueFunction` whose network calls go to the inference service
+  through `client` (a callable inputs -> (values, logits), usually an
+  `InferenceClient`): the inputs are packed as the local one packs them,
+  the values and logits come back in one round trip, and the priors are the masked softmax of the
   reply's logits at `prior_temperature` (what the local one computes from
   its own policy head). `evaluate` (the growth root's prior) goes the same
   way, so the worker needs no parameters."""
@@ -214,10 +247,11 @@ class RemoteValueFunction(cvpn.CVPNValueFunction):
     return out
 
 
-def use_service(worker, conn, clock=None) -> InferenceClient:
-  """Points `worker` (a `selfplay.Worker`) at the service through `conn`;
-  with `clock` (a `WorkerClock`), its stats carry the client's."""
-  client = InferenceClient.for_network(conn, worker.net)
+def use_service(worker, transport, clock=None) -> InferenceClient:
+  """Points `worker` (a `selfplay.Worker`) at the service through
+  `transport` (its pipe, or a callable: `InferenceClient`); with `clock` (a
+  `WorkerClock`), its stats carry the client's."""
+  client = InferenceClient.for_network(transport, worker.net)
   worker.set_value_function(RemoteValueFunction(worker.net, client))
   if clock is not None:
     clock.extra = client.stats
@@ -282,6 +316,30 @@ def _groups(requests: list, max_rows: int) -> list[list]:
   return groups
 
 
+def answer_group(forward: Callable[[np.ndarray], tuple[np.ndarray,
+                                                       np.ndarray]],
+                 group: list, stats: ServiceStats) -> list[tuple[np.ndarray,
+                                                                 np.ndarray]]:
+  """One forward pass for `group` [(key, inputs)] (a group of `_groups`):
+  the requests' inputs concatenated, and each request's (values, logits)
+  rows of the result, in order; `stats` counts the pass."""
+  inputs = (group[0][1] if len(group) == 1 else
+            np.concatenate([x for _, x in group]))
+  t0 = time.perf_counter()
+  values, logits = forward(inputs)
+  stats.forward_s += time.perf_counter() - t0
+  stats.passes += 1
+  stats.requests += len(group)
+  stats.rows += len(inputs)
+  out, lo = [], 0
+  for _, x in group:
+    hi = lo + len(x)
+    out.append((np.ascontiguousarray(values[lo:hi]),
+                np.ascontiguousarray(logits[lo:hi])))
+    lo = hi
+  return out
+
+
 def serve(forward: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
           conns: list, input_size: int,
           refresh: Callable[[], None] = lambda: None,
@@ -312,25 +370,23 @@ def serve(forward: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
       continue
     refresh()
     for group in _groups(requests, max_rows):
-      inputs = (group[0][1] if len(group) == 1 else
-                np.concatenate([x for _, x in group]))
-      t0 = time.perf_counter()
-      values, logits = forward(inputs)
-      stats.forward_s += time.perf_counter() - t0
-      stats.passes += 1
-      stats.requests += len(group)
-      stats.rows += len(inputs)
-      lo = 0
-      for conn, x in group:
-        hi = lo + len(x)
+      for (conn, _), (values, logits) in zip(
+          group, answer_group(forward, group, stats)):
         try:
-          conn.send_bytes(np.ascontiguousarray(values[lo:hi]).tobytes() +
-                          np.ascontiguousarray(logits[lo:hi]).tobytes())
+          conn.send_bytes(values.tobytes() + logits.tobytes())
         except (BrokenPipeError, OSError):
           live.remove(conn)
-        lo = hi
     idle_since = time.perf_counter()
   return stats
+
+
+def service_network(config: TrainConfig) -> cvpn.CVPN:
+  """The network the service runs for `config` (no parameters yet)."""
+  import pyspiel  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.public_state import PublicStateObserver  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.public_state import search_game  # pylint: disable=g-import-not-at-top
+  game = search_game(pyspiel.load_game(config.game))
+  return cvpn.make_network(PublicStateObserver(game), config.network)
 
 
 def _service_main(config_json: dict, param_path: str, conns: list,
@@ -338,9 +394,6 @@ def _service_main(config_json: dict, param_path: str, conns: list,
   """The service process: the network of the config on `platform`, its
   parameters from `param_path`, serving `conns` (one per worker)."""
   import jax  # pylint: disable=g-import-not-at-top
-  import pyspiel  # pylint: disable=g-import-not-at-top
-  from open_spiel_sog.public_state import PublicStateObserver  # pylint: disable=g-import-not-at-top
-  from open_spiel_sog.public_state import search_game  # pylint: disable=g-import-not-at-top
 
   config = TrainConfig.from_json(config_json)
   if platform == "cpu":
@@ -352,8 +405,7 @@ def _service_main(config_json: dict, param_path: str, conns: list,
     print(f"train: inference {platform!r}, but JAX sees no "
           f"{platform.upper()} in the inference service", file=sys.stderr)
     sys.exit(2)
-  game = search_game(pyspiel.load_game(config.game))
-  net = cvpn.make_network(PublicStateObserver(game), config.network)
+  net = service_network(config)
   params_file = ParamFile(param_path, net.param_shapes())
   stats = ServiceStats()
   parent = multiprocessing.parent_process()

@@ -13,7 +13,14 @@
   through an unbounded one; both move batches in one round trip, and nothing
   a worker sends waits for an answer;
 - the learner's parameters go into Ray's object store once per `publish`, as
-  numpy arrays, and each worker is sent a reference to them.
+  numpy arrays, and each worker is sent a reference to them;
+- with `config.inference` "cpu" or "gpu", one more actor, the inference
+  service (`_InferenceService`, `start_service`), is placed on the driver's
+  node (the learner's; NodeAffinitySchedulingStrategy), asks Ray for no CPU
+  and, for "gpu", one GPU, and is sent the parameter references instead of
+  the workers; each worker's leaf batches go to it (`RayTransport`, one
+  actor call each) and the calls waiting while a forward pass runs make
+  the next pass, as in the process backend's service (`inference`).
 
 `ray.init()` starts a local Ray instance, or connects to
 `config.ray_address`, unless Ray is already initialised (e.g. connected to a
@@ -31,6 +38,7 @@ import asyncio
 import collections
 import dataclasses
 import math
+import sys
 import threading
 import time
 from typing import Any
@@ -44,6 +52,7 @@ except ImportError as e:
       "the ray backend needs ray: pip install 'open_spiel_sog[ray]'") from e
 
 from open_spiel_sog.algorithms.sog import cvpn
+from open_spiel_sog.algorithms.training import inference
 from open_spiel_sog.algorithms.training import selfplay
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.workers import QueueChannel
@@ -138,17 +147,162 @@ class _RayChannel(QueueChannel):
     return jax.device_put(params)
 
 
+class _InferenceService:
+  """The inference service as a Ray actor (async; made one by
+  `start_service`): the network of the config on `platform` ("cpu" or
+  "gpu"), parameters from the object store (`set_params`, as the backend
+  publishes them). `infer(inputs)` gives (values, logits) for one leaf
+  batch; the calls waiting while a pass runs are answered together by the
+  next (`inference._groups`, `inference.answer_group`: the process
+  service's batching, without waiting of its own). The passes and parameter
+  loads run in one thread beside the event loop, so calls keep arriving
+  during a pass."""
+
+  def __init__(self, config_json: dict, platform: str, params):
+    import concurrent.futures  # pylint: disable=g-import-not-at-top
+    import jax  # pylint: disable=g-import-not-at-top
+    self._jax = jax
+    self.platform = platform
+    try:
+      self._device = jax.devices(platform)[0]
+    except RuntimeError:
+      raise RuntimeError(
+          f"train: inference {platform!r}, but JAX sees no "
+          f"{platform.upper()} in the inference service") from None
+    self.net = inference.service_network(TrainConfig.from_json(config_json))
+    self.stats = inference.ServiceStats()
+    self._params = None
+    self._lock = threading.Lock()  # `_new_params`: the loop and the pass
+    self._new_params = params
+    self._load_params()
+    self._pool = concurrent.futures.ThreadPoolExecutor(1)
+    self._pending: list = []  # (future, inputs)
+    self._wake = asyncio.Event()
+    self._closed = asyncio.Event()
+    self._task = None
+
+  def _load_params(self) -> None:
+    with self._lock:
+      params, self._new_params = self._new_params, None
+    if params is not None:
+      t0 = time.perf_counter()
+      self._params = self._jax.device_put(params, self._device)
+      self.stats.params_loaded += 1
+      self.stats.params_s += time.perf_counter() - t0
+
+  def _answer(self, group: list) -> list:
+    """In the pass thread: the newest parameters, then one pass."""
+    self._load_params()
+    return inference.answer_group(
+        lambda x: self.net.forward_jitted(x, self._params), group, self.stats)
+
+  async def set_params(self, params) -> None:
+    with self._lock:
+      self._new_params = params  # loaded before the next pass
+
+  async def infer(self, inputs: np.ndarray):
+    if self._task is None:
+      self._task = asyncio.get_running_loop().create_task(self._serve())
+    future = asyncio.get_running_loop().create_future()
+    self._pending.append((future, inputs))
+    self._wake.set()
+    return await future
+
+  async def _serve(self) -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+      await self._wake.wait()
+      self._wake.clear()
+      requests, self._pending = self._pending, []
+      for group in inference._groups(requests, inference.MAX_ROWS):  # pylint: disable=protected-access
+        try:
+          replies = await loop.run_in_executor(self._pool, self._answer,
+                                               group)
+        except Exception as e:  # pylint: disable=broad-except
+          for future, _ in group:
+            if not future.done():
+              future.set_exception(e)
+          continue
+        for (future, _), reply in zip(group, replies):
+          if not future.done():
+            future.set_result(reply)
+
+  async def stats_line(self) -> str:
+    return self.stats.line(self.platform)
+
+  async def node_id(self) -> str:
+    """The Ray node the service runs on."""
+    return ray.get_runtime_context().get_node_id()
+
+  async def closed(self) -> None:
+    """Returns once `close()` is called: the backend watches this call to
+    learn that the actor died."""
+    await self._closed.wait()
+
+  async def close(self) -> None:
+    self._closed.set()
+
+
+class RayTransport:
+  """`inference.InferenceClient`'s transport to the `_InferenceService`
+  actor: one actor call per leaf batch, awaited."""
+
+  def __init__(self, service):
+    self.service = service
+
+  def __call__(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    try:
+      values, logits = ray.get(self.service.infer.remote(inputs))
+    except ray.exceptions.RayActorError as e:
+      raise RuntimeError(
+          "inference: the inference service is gone (it failed, or the "
+          f"learner stopped it): {e}") from None
+    return values, logits
+
+
+def start_service(config: TrainConfig, params_ref, node_id: str | None = None):
+  """The `_InferenceService` actor for `config.inference` ("cpu" or "gpu"),
+  placed on node `node_id` (default: this driver's node, where the learner
+  runs), with the service's environment (`inference.service_environment`).
+  It asks Ray for no CPU (as the mailboxes: it never keeps the workers from
+  their cores) and, for "gpu", one GPU: a ValueError (one line) if that
+  node has none for Ray."""
+  from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # pylint: disable=g-import-not-at-top
+  platform = config.inference
+  node_id = node_id or ray.get_runtime_context().get_node_id()
+  num_gpus = 0
+  if platform == "gpu":
+    num_gpus = 1
+    gpus = [n["Resources"].get("GPU", 0) for n in ray.nodes()
+            if n.get("NodeID") == node_id]
+    if not gpus or gpus[0] < 1:
+      raise ValueError(
+          "train: inference 'gpu' on the ray backend, but Ray's node of the "
+          f"learner ({node_id[:12]}) has no GPU (start it with ray start "
+          "--num-gpus=1, or use inference 'cpu' or 'local')")
+  actor = ray.remote(_InferenceService).options(
+      num_cpus=0, num_gpus=num_gpus,
+      runtime_env={"env_vars": inference.service_environment(platform)},
+      scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False))
+  return actor.remote(config.to_json(), platform, params_ref)
+
+
 class _RayWorker:
   """One actor or solver (made a Ray actor by `_remote_worker_class`)."""
 
   def __init__(self, role: str, index: int, config_json: dict, params,
-               query_queue, example_queue, launched_at: float):
+               query_queue, example_queue, launched_at: float,
+               service=None):
     self.clock = WorkerClock(launched_at)
     config = TrainConfig.from_json(config_json)
     self.role = role
     self.worker = selfplay.Worker(config, seed=1 + index, index=index)
     self.channel = _RayChannel(query_queue, example_queue, config.solvers)
-    self.channel.offer_params(params)
+    if service is not None:
+      # The inference service holds the parameters; the worker loads none.
+      inference.use_service(self.worker, RayTransport(service), self.clock)
+    else:
+      self.channel.offer_params(params)
     self._stop = threading.Event()
 
   def set_params(self, params) -> None:
@@ -204,6 +358,9 @@ class RayBackend:
     self._runs: dict[Any, str] = {}  # run() reference -> worker name
     self.query_queue = None
     self.example_queue = None
+    self.service = None  # the inference service's actor (inference != local)
+    self._service_closed = None  # its `closed()` call: done when it died
+    self.service_line = ""  # its stats, read at `stop()`
     self._stopped = False
     self._polled = 0.0
 
@@ -228,6 +385,12 @@ class RayBackend:
         [float(n["Resources"].get("CPU", 0.0)) for n in ray.nodes()
          if n.get("Alive")], len(roles))
     param_ref = ray.put(_to_numpy(params))
+    if cfg.inference != "local":
+      # The inference service on this node (the learner's), holding the
+      # parameters: the workers get none.
+      self.service = start_service(cfg, param_ref)
+      self._service_closed = self.service.closed.remote()
+      param_ref = None
     worker_class = _remote_worker_class()
     # The worker processes' environment is set before they import numpy and
     # JAX: one compute thread each, JAX on the CPU (worker_environment).
@@ -237,7 +400,7 @@ class RayBackend:
       handle = worker_class.options(
           num_cpus=num_cpus, runtime_env=runtime_env).remote(
               role, i, cfg.to_json(), param_ref, self.query_queue,
-              self.example_queue, time.time())
+              self.example_queue, time.time(), self.service)
       self.workers.append((name, handle))
       self._runs[handle.run.remote()] = name
 
@@ -250,6 +413,9 @@ class RayBackend:
     if not self.workers or self._stopped:
       return
     param_ref = ray.put(_to_numpy(params))
+    if self.service is not None:
+      self.service.set_params.remote(param_ref)
+      return
     for _, handle in self.workers:
       handle.set_params.remote(param_ref)
 
@@ -268,15 +434,21 @@ class RayBackend:
     return out
 
   def _check_workers(self) -> None:
-    """Raises if a worker loop has ended (only `stop()` should end one)."""
+    """Raises if a worker loop, or the inference service, has ended (only
+    `stop()` should end one)."""
     if not self._runs:
       return
-    done, _ = ray.wait(list(self._runs), num_returns=len(self._runs),
-                       timeout=0)
+    watched = dict(self._runs)
+    if self._service_closed is not None:
+      watched[self._service_closed] = f"sog-inference-{self.config.inference}"
+    done, _ = ray.wait(list(watched), num_returns=len(watched), timeout=0)
     if not done:
       return
-    ref = done[0]
-    name = self._runs[ref]
+    # The service first: a worker whose service died fails after it.
+    ref = next((r for r in done if r == self._service_closed), done[0])
+    name = watched[ref]
+    what = ("inference service" if ref == self._service_closed
+            else "training worker")
     try:
       ray.get(ref)
       error = None
@@ -284,9 +456,8 @@ class RayBackend:
       error = e
     self.stop()
     if error is None:
-      raise RuntimeError(f"training worker {name} stopped unexpectedly")
-    raise RuntimeError(
-        f"training worker {name} failed: {error}") from error
+      raise RuntimeError(f"{what} {name} stopped unexpectedly")
+    raise RuntimeError(f"{what} {name} failed: {error}") from error
 
   def stop(self) -> None:
     if self._stopped:
@@ -306,7 +477,21 @@ class RayBackend:
             ray.kill(handle, no_restart=True)
           except Exception:  # pylint: disable=broad-except
             pass
-      for q in (self.query_queue, self.example_queue):
+      if self.service is not None:
+        # After the workers: they call it until they stop.
+        try:
+          line, node = ray.get([self.service.stats_line.remote(),
+                                self.service.node_id.remote()],
+                               timeout=_STOP_GRACE_S)
+          head = any(n.get("NodeID") == node and
+                     "node:__internal_head__" in n.get("Resources", {})
+                     for n in ray.nodes())
+          self.service_line = (f"{line}; on Ray node {node[:12]}"
+                               f"{' (the head)' if head else ''}")
+          print(self.service_line, file=sys.stderr, flush=True)
+        except Exception:  # pylint: disable=broad-except
+          pass
+      for q in (self.query_queue, self.example_queue, self.service):
         if q is not None:
           try:
             ray.kill(q, no_restart=True)
@@ -317,6 +502,8 @@ class RayBackend:
       self._runs = {}
       self.query_queue = None
       self.example_queue = None
+      self.service = None
+      self._service_closed = None
       if self._owns_ray:
         ray.shutdown()
         self._owns_ray = False

@@ -10,7 +10,8 @@ GT-CFR (`algorithms/sog/gt_cfr.py`): at each of its decisions, and at the oppone
 it is told of them (`inform_action`), it re-solves from the deepest public
 state of its previous search tree on the way to the current one and keeps the
 new search's summaries. Chance nodes just advance. `step_with_policy`
-returns the searched policy at the bot's infostate.
+returns the searched policy at the bot's infostate; `last_decision()` the
+latest decision's searched policy, value and belief (`Decision`).
 
 Simultaneous-move games are played as their turn-based conversion
 (`pyspiel.convert_to_turn_based`): player 0 moves first and player 1 does not

@@ -251,6 +251,26 @@ class ValueFunction(abc.ABC):
         if evaluations else np.zeros(0) for p in range(2))
     return values, [e.policy for e in evaluations]
 
+  def evaluate_by_packing(self, queries: Sequence[Query]
+                          ) -> list[Evaluation]:
+    """`evaluate` through `evaluate_packed`: for value functions whose
+    vectorised path is the packed one (they define `evaluate` as this)."""
+    if not queries:
+      return []
+    ranges = tuple(np.concatenate([np.asarray(q.ranges[p], dtype=np.float64)
+                                   for q in queries]) for p in range(2))
+    values, priors = self.evaluate_packed(
+        PackedQueries([q.public_state for q in queries], ranges))
+    out, offsets = [], [0, 0]
+    for i, q in enumerate(queries):
+      v = []
+      for p in range(2):
+        n = q.public_state.num_infostates(p)
+        v.append(values[p][offsets[p]:offsets[p] + n])
+        offsets[p] += n
+      out.append(Evaluation(values=(v[0], v[1]), policy=priors[i]))
+    return out
+
   # A network value function (the CVPN) implements the three methods below;
   # GT-CFR then packs its inputs and unpacks its values itself, in C++
   # around the network call, with the arithmetic of its `evaluate_packed`

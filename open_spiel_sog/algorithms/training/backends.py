@@ -35,6 +35,7 @@ from open_spiel_sog.algorithms.training import inference
 from open_spiel_sog.algorithms.training import selfplay
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.workers import QUERIES_PER_SOLVE
+from open_spiel_sog.algorithms.training.workers import ParamFile
 from open_spiel_sog.algorithms.training.workers import QueueChannel
 from open_spiel_sog.algorithms.training.workers import receive_examples
 from open_spiel_sog.algorithms.training.workers import worker_environment
@@ -66,27 +67,16 @@ def child_environment(env: dict[str, str]):
 
 
 class _FileChannel(QueueChannel):
-  """Parameters from a file the learner replaces atomically."""
+  """Parameters from the file the learner replaces atomically
+  (`param_file`), or none (None: the inference service holds them)."""
 
-  def __init__(self, query_queue, example_queue, param_path: str,
-               template, solvers: int):
+  def __init__(self, query_queue, example_queue, solvers: int,
+               param_file: ParamFile | None):
     super().__init__(query_queue, example_queue, solvers)
-    self.param_path = param_path
-    self.template = template
-    self._mtime = None
+    self.param_file = param_file
 
   def new_params(self):
-    if self.param_path is None:  # served by the inference service
-      return None
-    try:
-      mtime = os.stat(self.param_path).st_mtime_ns
-    except FileNotFoundError:
-      return None
-    if mtime == self._mtime:
-      return None
-    _, arrays = cvpn.read_checkpoint(self.param_path)
-    self._mtime = mtime
-    return cvpn.unflatten(self.template, arrays, "params", self.param_path)
+    return None if self.param_file is None else self.param_file.new_params()
 
 
 def _process_main(role: str, index: int, config_json: dict, param_path: str,
@@ -94,11 +84,6 @@ def _process_main(role: str, index: int, config_json: dict, param_path: str,
                   launched_at: float, inference_conn=None) -> None:
   clock = WorkerClock(launched_at)
   config = TrainConfig.from_json(config_json)
-  # With the inference service (`inference_conn`), the service holds the
-  # parameters and the worker loads none.
-  channel = _FileChannel(query_queue, example_queue,
-                         param_path if inference_conn is None else None,
-                         None, config.solvers)
   parent = multiprocessing.parent_process()
 
   def should_stop() -> bool:
@@ -108,10 +93,13 @@ def _process_main(role: str, index: int, config_json: dict, param_path: str,
 
   worker = selfplay.Worker(config, seed=1 + index, index=index)
   if inference_conn is not None:
+    # The inference service holds the parameters; the worker loads none.
+    channel = _FileChannel(query_queue, example_queue, config.solvers, None)
     inference.use_service(worker, inference_conn, clock)
     worker_loop(role, worker, channel, should_stop, clock)
     return
-  channel.template = worker.net.param_shapes()
+  channel = _FileChannel(query_queue, example_queue, config.solvers,
+                         ParamFile(param_path, worker.net.param_shapes()))
   # Wait for the learner's first parameters.
   params = channel.new_params()
   while params is None:

@@ -66,6 +66,7 @@ from open_spiel_sog.algorithms.networks import masked_softmax
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.algorithms.training.config import TrainConfig
+from open_spiel_sog.algorithms.training.workers import ParamFile
 from open_spiel_sog.algorithms.training.workers import worker_environment
 from open_spiel_sog.utils import threads
 
@@ -228,23 +229,7 @@ class RemoteValueFunction(cvpn.CVPNValueFunction):
 
   def evaluate(self, queries: Sequence[value_functions.Query]
                ) -> list[value_functions.Evaluation]:
-    if not queries:
-      return []
-    ranges = tuple(np.concatenate([np.asarray(q.ranges[p], dtype=np.float64)
-                                   for q in queries]) for p in range(2))
-    packed = value_functions.PackedQueries(
-        [q.public_state for q in queries], ranges)
-    values, priors = self.evaluate_packed(packed)
-    out, offsets = [], [0, 0]
-    for i, q in enumerate(queries):
-      v = []
-      for p in range(2):
-        n = q.public_state.num_infostates(p)
-        v.append(values[p][offsets[p]:offsets[p] + n])
-        offsets[p] += n
-      out.append(value_functions.Evaluation(values=(v[0], v[1]),
-                                            policy=priors[i]))
-    return out
+    return self.evaluate_by_packing(queries)
 
 
 def use_service(worker, transport, clock=None) -> InferenceClient:
@@ -259,28 +244,6 @@ def use_service(worker, transport, clock=None) -> InferenceClient:
 
 
 # --- The service -------------------------------------------------------------
-
-
-class ParamFile:
-  """The parameters of a checkpoint file the learner replaces atomically:
-  `new_params()` gives them when the file changed since the last call,
-  else None."""
-
-  def __init__(self, path: str, template):
-    self.path = path
-    self.template = template
-    self._mtime = None
-
-  def new_params(self):
-    try:
-      mtime = os.stat(self.path).st_mtime_ns
-    except FileNotFoundError:
-      return None
-    if mtime == self._mtime:
-      return None
-    _, arrays = cvpn.read_checkpoint(self.path)
-    self._mtime = mtime
-    return cvpn.unflatten(self.template, arrays, "params", self.path)
 
 
 class ServiceStats:

@@ -26,6 +26,7 @@ from open_spiel_sog.algorithms.training.backends import child_environment
 from open_spiel_sog.algorithms.training.backends import ProcessBackend
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.selfplay import WorkStats
+from open_spiel_sog.algorithms.training.workers import QueueChannel
 from open_spiel_sog.algorithms.training.workers import worker_environment
 from open_spiel_sog.algorithms.training.workers import WorkerClock
 
@@ -89,6 +90,7 @@ def _produce(index: int, shape: ExampleShape, batch_size: int,
   # (At exit, a message still in this process's feeder thread is dropped
   # rather than waited for: the learner has stopped reading.)
   example_queue.cancel_join_thread()
+  channel = QueueChannel(None, example_queue, solvers=0)
   stats = WorkStats()
   parent = multiprocessing.parent_process()
   clock.ready_at = time.time()
@@ -97,13 +99,12 @@ def _produce(index: int, shape: ExampleShape, batch_size: int,
     t0 = time.perf_counter()
     if clock.first_example_at is None:
       clock.first_example_at = time.time()
-    # A worker's message (`QueueChannel.put_examples`), put with a timeout
-    # so that a full queue does not hide the stop.
-    message = (pool[k % _POOL].as_dict(),
-               clock.stats(f"producer-{index}", stats))
+    batch = pool[k % _POOL]
+    message_stats = clock.stats(f"producer-{index}", stats)
+    # (Put with a timeout, so that a full queue does not hide the stop.)
     while not stop_event.is_set():
       try:
-        example_queue.put(message, timeout=0.1)
+        channel.put_examples(batch, message_stats, timeout=0.1)
         k += 1
         break
       except queue_lib.Full:

@@ -3,7 +3,8 @@
 A worker (`selfplay.Worker`: an actor playing self-play games, or a query
 solver) runs `worker_loop` until told to stop; a channel moves its queries,
 examples and parameters (`QueueChannel` and its subclasses in `backends` and
-`ray_backend`). `WorkerClock` records where a worker's time goes and
+`ray_backend`); `ParamFile` reads the parameters the learner publishes
+to a file. `WorkerClock` records where a worker's time goes and
 `WorkerStats` keeps the latest stats of each worker on the learner's side
 (`receive_examples`). Worker processes start with `worker_environment`.
 """
@@ -11,6 +12,7 @@ examples and parameters (`QueueChannel` and its subclasses in `backends` and
 from __future__ import annotations
 
 import dataclasses
+import os
 import queue as queue_lib
 import time
 from typing import Any, Callable
@@ -163,6 +165,28 @@ def receive_examples(messages, worker_stats: "WorkerStats"
   return out
 
 
+class ParamFile:
+  """The parameters of a checkpoint file the learner replaces atomically:
+  `new_params()` gives them when the file changed since the last call,
+  else None."""
+
+  def __init__(self, path: str, template):
+    self.path = path
+    self.template = template
+    self._mtime = None
+
+  def new_params(self):
+    try:
+      mtime = os.stat(self.path).st_mtime_ns
+    except FileNotFoundError:
+      return None
+    if mtime == self._mtime:
+      return None
+    _, arrays = cvpn.read_checkpoint(self.path)
+    self._mtime = mtime
+    return cvpn.unflatten(self.template, arrays, "params", self.path)
+
+
 class QueueChannel:
   """Queries and examples through queues (multiprocessing or Ray queues,
   which share this interface); subclasses add `new_params()`."""
@@ -199,5 +223,8 @@ class QueueChannel:
       except queue_lib.Full:
         return
 
-  def put_examples(self, batch: cvpn.Batch, stats: dict) -> None:
-    self.example_queue.put((batch.as_dict(), stats))
+  def put_examples(self, batch: cvpn.Batch, stats: dict,
+                   timeout: float | None = None) -> None:
+    """Sends `batch` with the worker's `stats`; where the queue is bounded
+    and full, waits, for at most `timeout` seconds (then queue.Full)."""
+    self.example_queue.put((batch.as_dict(), stats), timeout=timeout)

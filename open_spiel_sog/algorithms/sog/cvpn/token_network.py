@@ -341,20 +341,4 @@ class TokenValueFunction(value_functions.ValueFunction):
     return values, value_functions.LazyPriors(lay.defined, compute, lay.num)
 
   def evaluate(self, queries):
-    if not queries:
-      return []
-    ranges = tuple(np.concatenate([q.ranges[p] for q in queries])
-                   for p in range(2))
-    packed = value_functions.PackedQueries(
-        [q.public_state for q in queries], ranges)
-    values, priors = self.evaluate_packed(packed)
-    out, offsets = [], [0, 0]
-    for i, q in enumerate(queries):
-      v = []
-      for p in range(2):
-        n = q.public_state.num_infostates(p)
-        v.append(values[p][offsets[p]:offsets[p] + n])
-        offsets[p] += n
-      out.append(value_functions.Evaluation(values=(v[0], v[1]),
-                                            policy=priors[i]))
-    return out
+    return self.evaluate_by_packing(queries)

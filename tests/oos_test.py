@@ -108,6 +108,22 @@ def test_infostate_targeting_reaches_the_target_when_targeted():
   assert stats.missed_targets < 10
 
 
+def test_infostate_targeting_where_infostate_strings_forget():
+  # phantom_ttt's public states key infostates by action-observation
+  # histories (its strings forget); the target's histories are found by the
+  # observer's own key of the target, not the game's string.
+  game = pyspiel.load_game("phantom_ttt")
+  target = _state(game, [4])  # o to move, not knowing where x played.
+  solver = oos.OOSSolver(game, {"delta": 1.0})
+  stats = solver.run(200, target_state=target)
+  assert stats.untargeted_fallbacks == 0
+  assert stats.targeted_target_visits > 0.5 * stats.targeted_samples
+  state = game.new_initial_state()
+  bots = [pyspiel.load_bot("oos", game, p, {"simulations": 50})
+          for p in (0, 1)]
+  _assert_valid_outcome(game, state, pyspiel.evaluate_bots(state, bots, 3))
+
+
 def test_compensation_can_be_turned_off():
   game = pyspiel.load_game("leduc_poker")
   target = _state(game, [0, 3, 1, 1, 4])

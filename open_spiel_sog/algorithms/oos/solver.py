@@ -431,9 +431,11 @@ class OOSSolver:
       self._observer = PublicStateObserver(self.game)
     ps, _ = self._observer.public_state_of(state)
     if self.config.targeting == "infostate":
+      # The observer's key of the target (in games whose infostate strings
+      # forget, such as phantom_ttt, not the game's string).
+      key = self._observer.infostate_string(state, player)
       histories = [h for h in ps.histories
-                   if self._observer.infostate_string(h, player) ==
-                   self._target_key]
+                   if self._observer.infostate_string(h, player) == key]
     else:
       histories = ps.histories
     trie: dict = {}

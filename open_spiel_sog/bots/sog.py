@@ -139,10 +139,15 @@ class SoGConfig:
     freeze_other_selves: anchored: play the bot's other root infostates at
       the previous search's policy (1-KLSS) instead of re-optimising them
       (an ablation).
-    purify: anchored: play the searched policy's most probable action (the
-      first of equals), as Obscuro plays under its Resolve gadget, instead
-      of drawing from the policy (then policy_threshold applies). phantom_ttt
-      against IS-MCTS at 1 s: see docs/fog_of_war.md.
+    purify: in perfect-information games and the anchored subgame, play
+      the searched policy's most probable action (the lowest of equals), as
+      AlphaZero plays its most visited move and Obscuro its top action
+      under the Resolve gadget: a perfect-information game always has a
+      pure equilibrium. false: draw from the searched policy (then
+      policy_threshold applies). Imperfect-information games on the
+      public-state path always draw from it (the paper's bot). connect_four
+      against mcts and phantom_ttt against IS-MCTS: docs/sog.md and
+      docs/fog_of_war.md.
     leaf_rollouts: anchored: random rollouts valuing each new leaf history
       (phantom_ttt, first search at time_limit=1: x's value 0.50 with 1,
       0.59 with 4).
@@ -324,6 +329,25 @@ def make_value_function(config: SoGConfig, game: pyspiel.Game
       game, num_rollouts=config.rollouts, seed=config.seed)
 
 
+def _check_anchored_values(config: SoGConfig, game: pyspiel.Game) -> None:
+  """Refuses, in one line, a value function the anchored subgame cannot
+  use (it values its leaves by rollouts until networks serve it), naming
+  what was asked for and what works today."""
+  if config.checkpoint:
+    asked = f"checkpoint={config.checkpoint!r}"
+  elif config.value_function not in ("auto", "rollout"):
+    asked = f"value_function={config.value_function!r}"
+  else:
+    return
+  why = ("subgame='anchored'" if config.subgame == "anchored" else
+         f"its public states pass max_histories={config.max_histories}")
+  raise ValueError(
+      f"sog: {asked} cannot serve the anchored subgame that searches "
+      f"{game} ({why}): its leaves are valued by rollouts until networks "
+      "serve it; pass subgame=public_state to search sampled public states "
+      "with it")
+
+
 def resolve_config(config: SoGConfig, game: pyspiel.Game
                    ) -> resolving.ResolveConfig:
   top_k = config.top_k
@@ -349,6 +373,7 @@ def anchored_config(config: SoGConfig) -> anchored.AnchoredConfig:
       order2_histories=config.order2_histories, gadget=config.gadget,
       freeze_other_selves=config.freeze_other_selves,
       simulations=config.search_simulations,
+      expansions_per_update=config.expansions_per_update,
       rollouts=config.leaf_rollouts,
       averaging_power=config.averaging_power, seed=config.seed)
 
@@ -397,14 +422,13 @@ class SoGBot(pyspiel.Bot):
     if config.subgame == "anchored" or (
         config.subgame == "auto" and
         anchored.needs_anchored(self._search_game, config.max_histories)):
-      if config.value_function not in ("auto", "rollout") or config.checkpoint:
-        raise ValueError(
-            "sog: the anchored subgame values its leaves by rollouts; "
-            f"value_function={config.value_function!r} needs "
-            "subgame='public_state'")
+      _check_anchored_values(config, self._search_game)
       self.anchored = anchored.AnchoredSearch(
           self._search_game, player, anchored_config(config),
           config.infostates)
+    perfect = (self._search_game.get_type().information ==
+               pyspiel.GameType.Information.PERFECT_INFORMATION)
+    self._purify = config.purify and (perfect or self.anchored is not None)
     self._build(config.infostates)
 
   def _build(self, infostates: str) -> None:
@@ -616,10 +640,7 @@ class SoGBot(pyspiel.Bot):
       legal = state.legal_actions()
       policy = {a: result.policy.get(a, 0.0) for a in legal}
       self._last = (policy,)
-      if self.config.purify:
-        best = max(policy, key=policy.get)
-        return {a: float(a == best) for a in legal}
-      return threshold_policy(policy, self.config.policy_threshold)
+      return self._played(policy)
     with self._garbage.decision():
       if self._simultaneous and self._player == 1 and (
           self.config.search_opponent_nodes):
@@ -631,6 +652,16 @@ class SoGBot(pyspiel.Bot):
              else state.legal_actions())
     policy = {a: policy.get(a, 0.0) for a in legal}
     self._last = (policy, ps, h, result)
+    return self._played(policy)
+
+  def _played(self, policy: dict[int, float]) -> dict[int, float]:
+    """The policy the bot plays from the searched `policy` (over the legal
+    actions, in increasing order): its top action, the lowest of equals,
+    where `purify` applies (perfect-information games and the anchored
+    subgame); else the searched policy under `policy_threshold`."""
+    if self._purify:
+      best = max(policy, key=policy.get)
+      return {a: float(a == best) for a in policy}
     return threshold_policy(policy, self.config.policy_threshold)
 
   def last_decision(self) -> Decision | None:

@@ -32,6 +32,7 @@ search's policy (1-KLSS), an ablation.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 
 import numpy as np
@@ -68,6 +69,11 @@ class AnchoredConfig:
     freeze_other_selves: play our root infostates other than our own at
       the previous search's policy (1-KLSS) instead of re-optimising them.
     simulations: growth simulations per search (the cap under a deadline).
+    expansions_per_update: without a deadline, each growth phase of b
+      simulations is followed by ceil(b / expansions_per_update) CFR+
+      iterations (the sog bot's SoG(s, c)), so that a search is a function
+      of its seed; under a deadline the CFR phase runs as long as the
+      growth phase took.
     rollouts: random rollouts per new leaf.
     rollout_max_moves: a rollout still running after this many actions
       scores a draw (0: never cut).
@@ -85,6 +91,7 @@ class AnchoredConfig:
   gadget: str = "resolve"
   freeze_other_selves: bool = False
   simulations: int = 1000
+  expansions_per_update: float = 1.0
   rollouts: int = 2
   rollout_max_moves: int = 0
   max_nodes: int = 200_000
@@ -102,6 +109,10 @@ class AnchoredConfig:
                  "rollouts", "max_nodes", "max_visits"):
       if getattr(self, name) < 1:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+    if not (self.expansions_per_update > 0 and
+            math.isfinite(self.expansions_per_update)):
+      raise ValueError("expansions_per_update must be a positive number, "
+                       f"got {self.expansions_per_update}")
     if self.keep_nodes < 0 or self.rollout_max_moves < 0:
       raise ValueError("keep_nodes and rollout_max_moves must be >= 0")
 
@@ -431,6 +442,7 @@ class AnchoredSearch:
     batch = 10
     while True:
       grow_start = time.monotonic()
+      before = sims
       for _ in range(max(batch, sims // 10)):
         if sims >= cfg.simulations or len(tree) >= cfg.max_nodes:
           break
@@ -441,14 +453,20 @@ class AnchoredSearch:
           break
       grown = time.monotonic() - grow_start
       cfr_start = time.monotonic()
+      # Untimed, a count (the same search in every process); timed, as
+      # long as the growth took.
+      planned = iterations + max(
+          1, math.ceil((sims - before) / cfg.expansions_per_update))
       while True:
         iterations += 1
         tree.iterate(iterations, cfg.averaging_power)
-        now = time.monotonic()
-        if (now - cfr_start >= grown or
-            (deadline is not None and now >= deadline) or
-            (deadline is None and iterations >= sims + 10)):
-          break
+        if deadline is None:
+          if iterations >= planned:
+            break
+        else:
+          now = time.monotonic()
+          if now - cfr_start >= grown or now >= deadline:
+            break
       done = (sims >= cfg.simulations or len(tree) >= cfg.max_nodes or
               walks > 20 * cfg.simulations)
       if deadline is not None:

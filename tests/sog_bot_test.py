@@ -572,6 +572,36 @@ def test_policy_threshold_drops_the_tail_of_the_searched_policy():
       a: float(a == best) for a in searched}
 
 
+@pytest.mark.parametrize("game_string", [
+    "connect_four", "breakthrough(rows=6,columns=6)"])
+def test_perfect_information_games_play_the_top_move(game_string):
+  """purify (the default) plays the searched policy's argmax, the lowest of
+  equals; purify=false draws from the searched policy; imperfect-
+  information games on the public-state path keep drawing from it."""
+  game = pyspiel.load_game(game_string)
+  state = game.new_initial_state()
+  for _ in range(2):
+    bot = pyspiel.load_bot("sog", game, state.current_player(),
+                           {"simulations": 30})
+    played, action = bot.step_with_policy(state)
+    searched = bot.last_decision().policy
+    best = max(searched.values())
+    assert action == min(a for a, p in searched.items() if p == best)
+    assert dict(played) == {a: float(a == action) for a in searched}
+    assert sum(p > 0 for p in searched.values()) > 1, searched
+    state.apply_action(action)
+  sampled = pyspiel.load_bot("sog", game, state.current_player(),
+                             {"simulations": 30, "purify": False})
+  played, _ = sampled.step_with_policy(state)
+  assert dict(played) == pytest.approx(sampled.last_decision().policy)
+  leduc = pyspiel.load_game("leduc_poker")
+  bot = pyspiel.load_bot("sog", leduc, 0, {"simulations": 10,
+                                           "value_function": "rollout"})
+  first = leduc.new_initial_state().child(0).child(3)
+  played, _ = bot.step_with_policy(first)
+  assert dict(played) == pytest.approx(bot.last_decision().policy)
+
+
 # --- e. examples/exploitability.py ------------------------------------------
 
 

@@ -310,7 +310,9 @@ def main(argv):
                          _GAMES.value, _SEED.value, _TOP.value,
                          _PNG_DIR.value, _REVEAL.value, out)
   except (ValueError, OSError, pyspiel.SpielError) as e:
-    print(f"play: {e}", file=sys.stderr)
+    message = str(e)  # (the match's own errors name play: already)
+    print(message if message.startswith("play: ") else f"play: {message}",
+          file=sys.stderr)
     return 2
   except KeyboardInterrupt:  # while the bots load
     print("\nplay: interrupted", file=sys.stderr)

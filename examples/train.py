@@ -187,10 +187,13 @@ _HUBER_DELTA = flags.DEFINE_float(
 _WEIGHT_DECAY = flags.DEFINE_float("weight_decay", _N.weight_decay,
                                    "L2 penalty on the weights (0: none).")
 _INPUT = flags.DEFINE_enum(
-    "input", _N.input, list(cvpn.INPUTS),
+    "input", _D.network.input, list(cvpn.INPUT_CHOICES),
     "The network's input: slots (each player's private parts numbered by a "
-    "walk of the whole game: small games) or tokens (one token per "
-    "infostate of the public state, exact or sampled: any game).")
+    "walk of the whole game: small games), tokens (one token per "
+    "infostate of the public state, exact or sampled: any game) or auto "
+    "(slots where the game's public tree enumerates within 20,000 public "
+    "states and 1,000,000 histories, none of its public states past "
+    "--max_histories; tokens otherwise; printed at start).")
 _TOKEN_WIDTH = flags.DEFINE_integer(
     "token_width", _N.token_width,
     "With --input=tokens: the width of the infostate and public "

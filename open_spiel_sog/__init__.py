@@ -45,7 +45,9 @@ from open_spiel_sog.evaluation.exploitability import sog_exploitability
 from open_spiel_sog.games import jps_games as _jps_games
 from open_spiel_sog.games import scotland_yard as _scotland_yard
 from open_spiel_sog.registry import register_bot
+from open_spiel_sog.utils import jax_logs as _jax_logs
 
+_jax_logs.quiet_missing_tpu()
 _sog.register()
 _ismcts_br.register()
 _baselines.register()

@@ -46,6 +46,8 @@ def test_a_scripted_human_plays_kuhn_against_sog_to_the_end():
   assert "searched policy:" not in out.split(
       "what the bots played and searched:")[0]
   assert "Traceback" not in result.stderr
+  # The shipped network ran JAX: its no-TPU start-up line is not shown.
+  assert "Unable to initialize backend" not in result.stderr
 
 
 def test_bad_moves_are_asked_again_with_a_reason():
@@ -78,6 +80,13 @@ def test_bad_flags_are_one_line_errors():
   assert "Traceback" not in result.stderr
   result = _play("", "--game=kuhn_poker(players=3)")
   assert result.returncode == 2 and "two-player games only" in result.stderr
+  # A bot that does not load: its reason, "play:" once, no JAX start-up line.
+  result = _play("", "--game=kuhn_poker", "--player0=sog(simulatoins=3)")
+  assert result.returncode == 2
+  lines = [l for l in result.stderr.splitlines() if "play:" in l]
+  assert len(lines) == 1, result.stderr
+  assert lines[0].startswith("play: cannot load bot 'sog(simulatoins=3)': "
+                             "sog: unknown parameter(s) 'simulatoins'")
 
 
 def _png_count(path):

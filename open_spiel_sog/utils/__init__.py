@@ -4,6 +4,7 @@ parameter parsing, game loading and numpy-compatible draws.
   draws     draws as numpy's `Generator.choice` makes them
   games     `load_game` with a one-line error naming the caller
   growing_array  `GrowingArray`, a numpy array grown by appending
+  jax_logs  `quiet_missing_tpu`: JAX's no-TPU start-up line dropped
   lru       `LRUCache`, a mapping of its most recently used entries
   params    bot and algorithm parameters, checked against a dataclass's defaults
   progress  `progress_bar`: tqdm when installed, a plain line else
@@ -13,6 +14,7 @@ parameter parsing, game loading and numpy-compatible draws.
 from open_spiel_sog.utils import draws
 from open_spiel_sog.utils import games
 from open_spiel_sog.utils import growing_array
+from open_spiel_sog.utils import jax_logs
 from open_spiel_sog.utils import lru
 from open_spiel_sog.utils import params
 from open_spiel_sog.utils import progress
@@ -30,6 +32,7 @@ __all__ = [
     "games",
     "growing_array",
     "GrowingArray",
+    "jax_logs",
     "load_game",
     "lru",
     "LRUCache",

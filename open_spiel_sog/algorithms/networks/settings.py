@@ -14,6 +14,10 @@ OPTIMIZERS = ("adam", "sgd")
 # "tokens" gives one token per infostate of the public state being valued and
 # needs no walk (any game, exact or sampled public states).
 INPUTS = ("slots", "tokens")
+# What a training run may ask for: an input, or "auto" (the trainer picks
+# slots where the game's public tree enumerates within its bound, tokens
+# otherwise: `TrainConfig.with_input_resolved`).
+INPUT_CHOICES = ("auto",) + INPUTS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +42,8 @@ class NetworkConfig:
     prior_temperature: softmax temperature of the prior policy [T_prior].
     weight_decay: L2 penalty on the weights (0 disables it).
     input: the CVPN's input, "slots" or "tokens" (INPUTS; ISMCTS-BR's
-      network ignores it). With "tokens", `hidden` are the widths of the
+      network ignores it); "auto" in a training run's settings, which the
+      trainer resolves before it builds a network. With "tokens", `hidden` are the widths of the
       per-history MLP and `policy_hidden` of the per-infostate policy MLP.
     token_width: with input "tokens": the width of each infostate's and the
       public state's embeddings.
@@ -81,9 +86,9 @@ class NetworkConfig:
       raise ValueError("cvpn: huber_delta and prior_temperature must be > 0")
     if self.weight_decay < 0:
       raise ValueError("cvpn: weight_decay must be >= 0")
-    if self.input not in INPUTS:
+    if self.input not in INPUT_CHOICES:
       raise ValueError(f"cvpn: unknown input {self.input!r}; supported: "
-                       f"{', '.join(map(repr, INPUTS))}")
+                       f"{', '.join(map(repr, INPUT_CHOICES))}")
     if self.token_width < 1 or any(int(c) < 1 for c in self.conv_channels):
       raise ValueError("cvpn: token_width and conv_channels must be "
                        f"positive, got {self.token_width} and "

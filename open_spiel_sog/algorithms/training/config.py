@@ -5,9 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 from open_spiel_sog.algorithms.sog.cvpn import NetworkConfig
+from open_spiel_sog.public_state import ObserverConfig
+from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state import PublicTreeTooLarge
+from open_spiel_sog.public_state import search_game
 from open_spiel_sog.utils.games import load_game
 
 BACKENDS = ("inline", "process", "ray")
@@ -15,6 +19,36 @@ SOLVERS = ("search", "exact")
 PLATFORMS = ("cpu", "gpu")
 LEARNER_THREADS = ("auto", "one", "all")
 INFERENCE = ("local", "cpu", "gpu")
+
+
+def _slot_walk(game, max_public_states: int, max_histories_walked: int,
+               max_histories: int) -> str:
+  """Why the slot input does not fit `game` ("" where it does): its exact
+  public tree, walked breadth first, passes `max_public_states` public
+  states or `max_histories_walked` histories, or a public state holds more
+  than `max_histories` histories (which the sog bot samples, and a slot
+  network cannot value)."""
+  observer = PublicStateObserver(game, ObserverConfig(
+      max_public_states=max_public_states,
+      max_histories_per_public_state=max_histories or
+      ObserverConfig.max_histories_per_public_state))
+  walked = 0
+  try:
+    for ps in observer.walk():
+      walked += len(ps.histories)
+      if walked > max_histories_walked:
+        return (f"its public tree holds more than {max_histories_walked:,} "
+                "histories")
+  except PublicTreeTooLarge:
+    return (f"its public tree holds more than {max_public_states:,} public "
+            "states")
+  except ValueError:  # a public state past max_histories, or too large
+    return (f"a public state holds more than max_histories={max_histories} "
+            "histories, which sog samples" if max_histories else
+            "a public state is too large to build exactly")
+  finally:
+    observer.restart()
+  return ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,7 +122,12 @@ class TrainConfig:
     keep_checkpoints: also keep a copy of every periodic checkpoint as
       PATH.step-N.npz.
     seed: seed of the network initialisation and all sampling.
-    network: the CVPN and optimiser settings.
+    network: the CVPN and optimiser settings. Its input "auto" (the
+      default here) is resolved when training starts
+      (`with_input_resolved`): slots where the game's public tree
+      enumerates within SLOT_PUBLIC_STATES public states and
+      SLOT_HISTORIES histories, none of its public states holding more
+      than `max_histories`; tokens otherwise.
     learner_platform: where the learner's gradient steps run: "cpu" or "gpu"
       (an error when JAX sees no GPU).
     learner_threads: the compute threads of the learner's JAX on the CPU:
@@ -146,7 +185,7 @@ class TrainConfig:
   checkpoint_every: int = 0
   keep_checkpoints: bool = False
   seed: int = 0
-  network: NetworkConfig = NetworkConfig()
+  network: NetworkConfig = NetworkConfig(input="auto")
   learner_platform: str = "cpu"
   learner_threads: str = "auto"
   worker_platform: str = "cpu"
@@ -203,10 +242,11 @@ class TrainConfig:
           f"train: inference {self.inference!r} (one inference service for "
           "every worker) needs the process or ray backend; backend "
           f"{self.backend!r} takes inference 'local'")
-    if self.inference != "local" and self.network.input != "slots":
+    if self.inference != "local" and self.network.input == "tokens":
       raise ValueError(
           f"train: inference {self.inference!r} serves the slot network "
-          f"only; input {self.network.input!r} takes inference 'local'")
+          "only; input 'tokens' takes inference 'local' (or input=slots, "
+          "for games whose public tree enumerates)")
     if self.ray_address and self.backend != "ray":
       raise ValueError(f"train: ray_address is for the ray backend, not "
                        f"{self.backend!r}")
@@ -214,6 +254,31 @@ class TrainConfig:
       raise ValueError("train: min_replay exceeds replay_size")
     self.network.validate()
     load_game(self.game, "train")
+
+  # The bound within which input "auto" picks slots: the slot encoder
+  # numbers private parts by a walk of the whole public tree, which must
+  # end within these counts (liars_dice(numdice=2,dice_sides=3), the
+  # largest game with a shipped slot network: 8,195 public states, 663,511
+  # histories).
+  SLOT_PUBLIC_STATES: ClassVar[int] = 20_000
+  SLOT_HISTORIES: ClassVar[int] = 1_000_000
+
+  def with_input_resolved(self) -> tuple["TrainConfig", str]:
+    """This config with `network.input` "auto" made "slots" or "tokens",
+    and a line that says which and why. The walk is bounded by counts, so
+    every machine picks the same input for the same game."""
+    if self.network.input != "auto":
+      return self, f"input={self.network.input} (as asked)"
+    game = search_game(load_game(self.game, "train"))
+    reason = _slot_walk(game, self.SLOT_PUBLIC_STATES, self.SLOT_HISTORIES,
+                        self.max_histories)
+    chosen = "tokens" if reason else "slots"
+    if not reason:
+      reason = ("its public tree enumerates within "
+                f"{self.SLOT_PUBLIC_STATES:,} public states")
+    network = dataclasses.replace(self.network, input=chosen)
+    return (dataclasses.replace(self, network=network),
+            f"input={chosen} (auto: {reason})")
 
   def resolved_learner_threads(self, cpu_count: int | None = None) -> str:
     """"one" or "all": `learner_threads` with "auto" resolved for a machine

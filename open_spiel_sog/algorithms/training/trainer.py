@@ -33,6 +33,7 @@ from open_spiel_sog.algorithms.training.backends import make_backend
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.replay import ReplayBuffer
 from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state import PublicTreeTooLarge
 from open_spiel_sog.public_state import search_game
 from open_spiel_sog.utils import threads as threads_lib
 from open_spiel_sog.utils.progress import progress_bar
@@ -102,6 +103,9 @@ class Trainer:
     The learner reads its steps' losses every `read_losses_every` steps
     (`read_losses`; 1 waits for every step, as it did before)."""
     config.validate()
+    self.log = log or (lambda s: print(s, file=sys.stderr))
+    config = self._with_input(config, resume)
+    config.validate()
     if read_losses_every < 1:
       raise ValueError(f"train: read_losses_every must be >= 1, got "
                        f"{read_losses_every}")
@@ -118,10 +122,16 @@ class Trainer:
                        "(e.g. open_spiel_sog.evaluation.exploitability."
                        "sog_exploitability)" % self.evaluation.every)
     self.progress = progress
-    self.log = log or (lambda s: print(s, file=sys.stderr))
     self.summary_writer = summary_writer
     observer = PublicStateObserver(self.game)
-    encoder = cvpn.make_encoder(observer, config.network)
+    try:
+      encoder = cvpn.make_encoder(observer, config.network)
+    except PublicTreeTooLarge:
+      raise ValueError(
+          "train: input=slots numbers private parts by a walk of the whole "
+          f"public tree, and {self.game} has more than "
+          f"{observer.config.max_public_states:,} public states; input=tokens "
+          "(or auto) trains it") from None
     if resume:
       if not config.checkpoint:
         raise ValueError("train: resume needs a checkpoint path")
@@ -155,6 +165,20 @@ class Trainer:
     self.stopped: str | None = None
     self.backend = None
     self.timing: dict[str, float] = {}
+
+  def _with_input(self, config: TrainConfig, resume: bool) -> TrainConfig:
+    """`config` with its input "auto" resolved (a resumed run takes its
+    checkpoint's input), the choice logged."""
+    if resume and config.network.input == "auto" and os.path.exists(
+        config.checkpoint):
+      saved = cvpn.read_checkpoint(config.checkpoint)[0]["network"]["input"]
+      config = dataclasses.replace(config, network=dataclasses.replace(
+          config.network, input=saved))
+      why = f"input={saved} (auto: the checkpoint's)"
+    else:
+      config, why = config.with_input_resolved()
+    self.log(f"train: {config.game}: {why}")
+    return config
 
   def _on_device(self):
     import jax  # pylint: disable=g-import-not-at-top

@@ -74,6 +74,7 @@ from open_spiel_sog.algorithms.sog.cvpn.token_network import TokenCVPN
 from open_spiel_sog.algorithms.sog.cvpn.token_network import TokenValueFunction
 from open_spiel_sog.algorithms.sog.cvpn.tokens import TokenBatch
 from open_spiel_sog.algorithms.sog.cvpn.tokens import TokenEncoder
+from open_spiel_sog.algorithms.networks.settings import INPUT_CHOICES
 from open_spiel_sog.algorithms.networks.settings import INPUTS
 
 __all__ = [
@@ -82,6 +83,7 @@ __all__ = [
     "batch_from_dict",
     "concatenate",
     "factory",
+    "INPUT_CHOICES",
     "INPUTS",
     "make_encoder",
     "make_network",

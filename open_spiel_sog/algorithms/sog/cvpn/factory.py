@@ -12,6 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from open_spiel_sog.algorithms.networks import NetworkConfig
+from open_spiel_sog.algorithms.networks.settings import INPUTS
 from open_spiel_sog.algorithms.sog.cvpn.encoder import Batch
 from open_spiel_sog.algorithms.sog.cvpn.encoder import Encoder
 from open_spiel_sog.algorithms.sog.cvpn.network import CVPN
@@ -24,6 +25,10 @@ from open_spiel_sog.public_state import PublicStateObserver
 def make_encoder(observer: PublicStateObserver, config: NetworkConfig):
   """The encoder of `config.input` for `observer`'s game (slots walk the
   whole public tree; tokens walk nothing)."""
+  if config.input not in INPUTS:
+    raise ValueError(f"cvpn: a network is built for input 'slots' or "
+                     f"'tokens', not {config.input!r} (a training run "
+                     "resolves 'auto': TrainConfig.with_input_resolved)")
   if config.input == "tokens":
     return TokenEncoder(observer)
   return Encoder(observer)

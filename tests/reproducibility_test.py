@@ -6,8 +6,9 @@ from a fixed seed) in two fresh processes whose string hashes differ
 set of strings can decide a search. Every searched policy, value and action
 must be the same to the last digit. The cases cover both paths of `sog`
 (public states, exact or sampled, and the anchored subgame), a shipped
-network (leduc_poker), a Python game (scotland_yard) and the package's own
-`oos` and `dls`.
+network (leduc_poker), a Python game (scotland_yard), the package's own
+`oos` and `dls`, and the baselines docs/tournaments.md says repeat
+themselves.
 """
 
 import json
@@ -28,6 +29,10 @@ CASES = [
     ("sog(simulations=30,seed=0)", "scotland_yard(map=glasses)", 3),
     ("oos(simulations=200,seed=0)", "phantom_ttt", 3),
     ("dls(seed=0)", "kuhn_poker", 3),
+    # The baselines docs/tournaments.md names reproducible.
+    ("mcts(simulations=100,seed=0)", "tic_tac_toe", 3),
+    ("cfr_policy(iterations=100,seed=0)", "kuhn_poker", 3),
+    ("ismcts(backend=python,simulations=100,seed=0)", "leduc_poker", 3),
 ]
 
 # Plays each case and prints one JSON line per case: every decision's

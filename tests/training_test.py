@@ -273,10 +273,14 @@ def test_resume_continues_from_the_checkpoint(trained, tmp_path):
   before = cvpn.read_checkpoint(config.checkpoint)[0]["extra"]["examples"]
   assert resumed.metadata["extra"]["examples"] > before
 
-  # Resuming a finished run is a no-op that keeps the step.
-  summary = Trainer(_train_config(path, steps=STEPS + extra), resume=True,
-                    progress=False, log=logs.append).run()
+  # Resuming a finished run is a no-op that keeps the step; input "auto"
+  # (train.py's default) takes the checkpoint's.
+  auto = dataclasses.replace(NETWORK, input="auto")
+  summary = Trainer(_train_config(path, steps=STEPS + extra, network=auto),
+                    resume=True, progress=False, log=logs.append).run()
   assert summary["steps"] == STEPS + extra
+  assert (f"train: kuhn_poker: input={NETWORK.input} (auto: the "
+          "checkpoint's)") in logs
 
 
 def test_resume_errors_are_clear(trained, tmp_path):

@@ -269,7 +269,7 @@ class Trainer:
           cfg.steps - start_step, f"train {cfg.game}",
           disable=not self.progress) as bar:
         while self.net.step < cfg.steps and self.stopped is None:
-          ready = (len(self.buffer) >= max(cfg.min_replay, 1) and
+          ready = (len(self.buffer) >= cfg.learning_starts and
                    used + cfg.batch_size <=
                    cfg.max_updates_per_example * self.buffer.added)
           t0 = now()

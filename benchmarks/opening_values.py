@@ -57,6 +57,10 @@ _SUBGAME = flags.DEFINE_enum(
 _TIME_LIMIT = flags.DEFINE_float(
     "time_limit", 0.0, "sog's time_limit in seconds (0: --simulations "
     "bound each search).")
+_PURIFY = flags.DEFINE_bool(
+    "purify", True, "sog's purify: in perfect-information games and the "
+    "anchored subgame, play the searched policy's top move (--nopurify: "
+    "draw from it).")
 _JSON = flags.DEFINE_bool("json", False,
                           "Also print the rows as JSON on the last line.")
 
@@ -96,11 +100,14 @@ def search(game: pyspiel.Game, bound: int, seed: int) -> dict:
       "simulations": (-1 if _TIME_LIMIT.value and not _SIMULATIONS.present
                       else _SIMULATIONS.value),
       "max_histories": bound, "seed": seed, "subgame": _SUBGAME.value,
-      "time_limit": _TIME_LIMIT.value})
+      "time_limit": _TIME_LIMIT.value, "purify": _PURIFY.value})
   state = first_decision(game, seed)
   start = time.monotonic()
-  policy = dict(bot.get_policy(state))
+  _, played = bot.step_with_policy(state)
   seconds = time.monotonic() - start
+  # The searched policy (what the bot plays is its top move where purify
+  # applies).
+  policy = bot.last_decision().policy
   if bot.anchored is not None:
     anchored = bot.anchored.last_result
     return {
@@ -108,7 +115,7 @@ def search(game: pyspiel.Game, bound: int, seed: int) -> dict:
         "action_values": {str(a): v for a, v in
                           sorted(anchored.action_values.items())},
         "policy": {str(a): p for a, p in sorted(policy.items())},
-        "largest_probability": max(policy.values()),
+        "largest_probability": max(policy.values()), "played": played,
         "updates": anchored.iterations, "public_states": 0,
         "histories": anchored.nodes, "seconds": seconds,
     }
@@ -132,7 +139,7 @@ def search(game: pyspiel.Game, bound: int, seed: int) -> dict:
       "value": float(result.root_values[0][j]),
       "action_values": {str(a): v for a, v in sorted(action_values.items())},
       "policy": {str(a): p for a, p in sorted(policy.items())},
-      "largest_probability": max(policy.values()),
+      "largest_probability": max(policy.values()), "played": played,
       "updates": int(result.updates), "public_states": len(result.tree),
       "seconds": seconds,
   }
@@ -160,9 +167,10 @@ def main(argv):
   print(f"{_GAME.value}: SoG's first decision as player 0, {budget}, "
         f"subgame={_SUBGAME.value}, seeds 0-{_SEEDS.value - 1}\n")
   print("| max_histories | value (median; per seed) | action values "
-        "(min-max, median seed) | largest probability (median) | updates "
-        "| public states | histories | s per search |")
-  print("|---|---|---|---|---|---|---|---|")
+        "(min-max, median seed) | largest probability (median) | move "
+        "played (per seed) | updates | public states | histories | s per "
+        "search |")
+  print("|---|---|---|---|---|---|---|---|---|")
   for bound in bounds:
     mine = [r for r in rows if r["max_histories"] == bound]
     values = [r["value"] for r in mine]
@@ -172,6 +180,7 @@ def main(argv):
     print(f"| {bound} | {statistics.median(values):+.3f}; "
           f"{' / '.join(f'{v:+.3f}' for v in values)} | {span} | "
           f"{statistics.median(r['largest_probability'] for r in mine):.2f} "
+          f"| {' / '.join(str(r['played']) for r in mine)} "
           f"| {statistics.median(r['updates'] for r in mine):.0f} | "
           f"{statistics.median(r['public_states'] for r in mine):.0f} | "
           f"{statistics.median(r.get('histories', 0) for r in mine):.0f} | "
@@ -179,6 +188,7 @@ def main(argv):
   if _JSON.value:
     print(json.dumps({"game": _GAME.value, "subgame": _SUBGAME.value,
                       "time_limit": _TIME_LIMIT.value,
+                      "purify": _PURIFY.value,
                       "simulations": (_SIMULATIONS.value
                                       if _SIMULATIONS.present or
                                       not _TIME_LIMIT.value else None),

@@ -118,10 +118,8 @@ _BATCH = flags.DEFINE_integer("batch_size", _D.batch_size,
                               "Examples per gradient update.")
 _REPLAY = flags.DEFINE_integer("replay_size", _D.replay_size,
                                "Sliding-window replay buffer capacity.")
-_MIN_REPLAY = flags.DEFINE_integer(
-    "min_replay", _D.min_replay,
-    "Examples before learning starts (fewer for a run whose steps use "
-    "fewer: steps * batch_size / max_updates_per_example).")
+_MIN_REPLAY = flags.DEFINE_integer("min_replay", _D.min_replay,
+                                   "Examples before learning starts.")
 _MAX_UPDATES = flags.DEFINE_float(
     "max_updates_per_example", _D.max_updates_per_example,
     "Learning waits for data beyond this many uses per example.")

@@ -187,7 +187,8 @@ def test_process_training_with_the_cpu_service_delivers_examples(tmp_path):
      "'local'"),
     (dict(inference="cpu", network=cvpn.NetworkConfig(input="tokens")),
      "train: inference 'cpu' serves the slot network only; input 'tokens' "
-     "takes inference 'local'"),
+     "takes inference 'local' (or input=slots, for games whose public tree "
+     "enumerates)"),
 ])
 def test_settings_the_service_cannot_serve_are_refused(overrides, message):
   with pytest.raises(ValueError) as e:

@@ -60,9 +60,9 @@ def test_slots_on_a_game_past_the_bound_names_the_input_that_trains_it():
     Trainer(config, progress=False, log=lambda s: None)
   message = str(raised.value)
   assert message.startswith("train: input=slots numbers private parts by a "
-                            "walk of the whole public tree, and "
-                            "tic_tac_toe() has more than 200,000 public "
-                            "states")
+                            "walk of the whole public tree, which "
+                            "tic_tac_toe() does not allow (it has more than "
+                            "200,000 public states)")
   assert message.endswith("input=tokens (or auto) trains it")
 
 

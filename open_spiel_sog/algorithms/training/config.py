@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 from typing import Any, ClassVar
 
@@ -79,10 +78,7 @@ class TrainConfig:
       and debugging), "process" (multiprocessing, spawn) or "ray".
     batch_size: examples per gradient update.
     replay_size: sliding-window replay buffer capacity [replay buffer size].
-    min_replay: examples in the buffer before learning starts; a run whose
-      steps use fewer (`steps * batch_size / max_updates_per_example`: a
-      run of under 20 steps with the defaults) starts once it holds those
-      (`learning_starts`).
+    min_replay: examples in the buffer before learning starts.
     max_updates_per_example: learning waits for data once steps * batch_size
       exceeds this many uses per example added [max grad updates per example].
     q_search: queries pushed per actor search, on average [q_search].
@@ -283,15 +279,6 @@ class TrainConfig:
     network = dataclasses.replace(self.network, input=chosen)
     return (dataclasses.replace(self, network=network),
             f"input={chosen} (auto: {reason})")
-
-  @property
-  def learning_starts(self) -> int:
-    """Examples in the buffer before the first step: `min_replay`, or all
-    that the run's steps use where that is fewer (a short run does not wait
-    for data it never draws)."""
-    uses = math.ceil(self.steps * self.batch_size /
-                     self.max_updates_per_example)
-    return max(1, min(self.min_replay, uses))
 
   def resolved_learner_threads(self, cpu_count: int | None = None) -> str:
     """"one" or "all": `learner_threads` with "auto" resolved for a machine

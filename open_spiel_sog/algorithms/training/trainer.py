@@ -103,15 +103,15 @@ class Trainer:
     The learner reads its steps' losses every `read_losses_every` steps
     (`read_losses`; 1 waits for every step, as it did before)."""
     config.validate()
-    self.log = log or (lambda s: print(s, file=sys.stderr))
-    config = self._with_input(config, resume)
-    config.validate()
     if read_losses_every < 1:
       raise ValueError(f"train: read_losses_every must be >= 1, got "
                        f"{read_losses_every}")
+    inference.check_platform(config.inference)  # "gpu" needs a GPU
+    self.log = log or (lambda s: print(s, file=sys.stderr))
+    config = self._with_input(config, resume)
+    config.validate()
     self._backend_factory = backend_factory
     self._read_losses_every = read_losses_every
-    inference.check_platform(config.inference)  # "gpu" needs a GPU
     self.config = config
     self.device = learner_device(config.learner_platform,
                                  config.resolved_learner_threads())
@@ -126,12 +126,15 @@ class Trainer:
     observer = PublicStateObserver(self.game)
     try:
       encoder = cvpn.make_encoder(observer, config.network)
-    except PublicTreeTooLarge:
+    except ValueError as e:  # the slot input's walk of the whole game
+      if config.network.input != "slots":
+        raise
+      why = (f"it has more than {observer.config.max_public_states:,} public "
+             "states" if isinstance(e, PublicTreeTooLarge) else str(e))
       raise ValueError(
           "train: input=slots numbers private parts by a walk of the whole "
-          f"public tree, and {self.game} has more than "
-          f"{observer.config.max_public_states:,} public states; input=tokens "
-          "(or auto) trains it") from None
+          f"public tree, which {self.game} does not allow ({why}); "
+          "input=tokens (or auto) trains it") from None
     if resume:
       if not config.checkpoint:
         raise ValueError("train: resume needs a checkpoint path")
@@ -269,7 +272,7 @@ class Trainer:
           cfg.steps - start_step, f"train {cfg.game}",
           disable=not self.progress) as bar:
         while self.net.step < cfg.steps and self.stopped is None:
-          ready = (len(self.buffer) >= cfg.learning_starts and
+          ready = (len(self.buffer) >= max(cfg.min_replay, 1) and
                    used + cfg.batch_size <=
                    cfg.max_updates_per_example * self.buffer.added)
           t0 = now()

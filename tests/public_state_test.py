@@ -478,3 +478,27 @@ def test_expansion_cache_is_bounded_and_keeps_only_exact_public_states():
     assert len(cache) == before
   finally:
     expansions.EXPANSIONS = saved
+
+
+def test_enumeration_limit_names_what_stops_the_walk():
+  """A walk bounded by counts: within its budget, or which budget stops
+  it (kuhn_poker has 11 public states; its histories are OpenSpiel's 58
+  states, chance and terminal ones included)."""
+  from open_spiel_sog.public_state import enumeration  # pylint: disable=g-import-not-at-top
+  kuhn = pyspiel.load_game("kuhn_poker")
+  histories = len(get_all_states.get_all_states(
+      kuhn, include_terminals=True, include_chance_states=True))
+  assert histories == 58
+  limit = enumeration.enumeration_limit
+  assert limit(kuhn, max_public_states=12,
+               max_histories_walked=histories + 1) == enumeration.WITHIN
+  assert limit(kuhn, max_public_states=11,
+               max_histories_walked=10_000) == enumeration.PUBLIC_STATES
+  assert limit(kuhn, max_public_states=100,
+               max_histories_walked=histories) == enumeration.HISTORIES
+  # The deal's public state holds Kuhn's 6 deals.
+  assert limit(kuhn, max_public_states=100, max_histories_walked=10_000,
+               max_histories=5) == enumeration.LARGE
+  assert limit(pyspiel.load_game("phantom_ttt"), max_public_states=2000,
+               max_histories_walked=6000,
+               max_histories=300) == enumeration.LARGE

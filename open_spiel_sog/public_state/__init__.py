@@ -6,14 +6,16 @@ those before it: `state` (PublicState, LazyChildren), `infostates` (infostate
 sources and keys), `partition` (the public partition), `expansions` (the
 shared expansion cache), `sampling` (sampled public states), `memory` (the
 memory guard), `config` (ObserverConfig, the games supported), `tree` (the
-compiled public tree), `observer` (PublicStateObserver), `features` and
-`check`.
+compiled public tree), `observer` (PublicStateObserver), `enumeration`
+(how far a game's public states enumerate), `features` and `check`.
 """
 
 from open_spiel_sog.public_state.check import check_public_states
 from open_spiel_sog.public_state.config import ObserverConfig
 from open_spiel_sog.public_state.config import search_game
 from open_spiel_sog.public_state.config import validate_game
+from open_spiel_sog.public_state import enumeration
+from open_spiel_sog.public_state.enumeration import enumeration_limit
 from open_spiel_sog.public_state.expansions import ExpansionCache
 from open_spiel_sog.public_state.expansions import EXPANSIONS
 from open_spiel_sog.public_state.features import public_action_mask
@@ -52,6 +54,8 @@ __all__ = [
     "SlotTable",
     "TERMINAL",
     "check_public_states",
+    "enumeration",
+    "enumeration_limit",
     "infostate_source",
     "public_action_mask",
     "resident_memory",

@@ -8,9 +8,7 @@ import os
 from typing import Any, ClassVar
 
 from open_spiel_sog.algorithms.sog.cvpn import NetworkConfig
-from open_spiel_sog.public_state import ObserverConfig
-from open_spiel_sog.public_state import PublicStateObserver
-from open_spiel_sog.public_state import PublicTreeTooLarge
+from open_spiel_sog.public_state import enumeration
 from open_spiel_sog.public_state import search_game
 from open_spiel_sog.utils.games import load_game
 
@@ -19,36 +17,6 @@ SOLVERS = ("search", "exact")
 PLATFORMS = ("cpu", "gpu")
 LEARNER_THREADS = ("auto", "one", "all")
 INFERENCE = ("local", "cpu", "gpu")
-
-
-def _slot_walk(game, max_public_states: int, max_histories_walked: int,
-               max_histories: int) -> str:
-  """Why the slot input does not fit `game` ("" where it does): its exact
-  public tree, walked breadth first, passes `max_public_states` public
-  states or `max_histories_walked` histories, or a public state holds more
-  than `max_histories` histories (which the sog bot samples, and a slot
-  network cannot value)."""
-  observer = PublicStateObserver(game, ObserverConfig(
-      max_public_states=max_public_states,
-      max_histories_per_public_state=max_histories or
-      ObserverConfig.max_histories_per_public_state))
-  walked = 0
-  try:
-    for ps in observer.walk():
-      walked += len(ps.histories)
-      if walked > max_histories_walked:
-        return (f"its public tree holds more than {max_histories_walked:,} "
-                "histories")
-  except PublicTreeTooLarge:
-    return (f"its public tree holds more than {max_public_states:,} public "
-            "states")
-  except ValueError:  # a public state past max_histories, or too large
-    return (f"a public state holds more than max_histories={max_histories} "
-            "histories, which sog samples" if max_histories else
-            "a public state is too large to build exactly")
-  finally:
-    observer.restart()
-  return ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,12 +238,24 @@ class TrainConfig:
     if self.network.input != "auto":
       return self, f"input={self.network.input} (as asked)"
     game = search_game(load_game(self.game, "train"))
-    reason = _slot_walk(game, self.SLOT_PUBLIC_STATES, self.SLOT_HISTORIES,
-                        self.max_histories)
-    chosen = "tokens" if reason else "slots"
-    if not reason:
-      reason = ("its public tree enumerates within "
-                f"{self.SLOT_PUBLIC_STATES:,} public states")
+    limit = enumeration.enumeration_limit(
+        game, max_public_states=self.SLOT_PUBLIC_STATES,
+        max_histories_walked=self.SLOT_HISTORIES,
+        max_histories=self.max_histories)
+    chosen = "slots" if limit == enumeration.WITHIN else "tokens"
+    reason = {
+        enumeration.WITHIN: "its public tree enumerates within "
+                            f"{self.SLOT_PUBLIC_STATES:,} public states",
+        enumeration.PUBLIC_STATES: "its public tree holds more than "
+                                   f"{self.SLOT_PUBLIC_STATES:,} public "
+                                   "states",
+        enumeration.HISTORIES: "its public tree holds more than "
+                               f"{self.SLOT_HISTORIES:,} histories",
+        enumeration.LARGE: ("a public state holds more than "
+                            f"max_histories={self.max_histories} histories, "
+                            "which sog samples" if self.max_histories else
+                            "a public state is too large to build exactly"),
+    }[limit]
     network = dataclasses.replace(self.network, input=chosen)
     return (dataclasses.replace(self, network=network),
             f"input={chosen} (auto: {reason})")

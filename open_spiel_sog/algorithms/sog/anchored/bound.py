@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import pyspiel
 
-from open_spiel_sog.public_state import ObserverConfig
-from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state import enumeration
 
 # The walk's budget: public states, and histories over all of them.
 MAX_PUBLIC_STATES = 2000
@@ -49,17 +48,7 @@ def needs_anchored(game: pyspiel.Game, max_histories: int,
 def _past_bound(game: pyspiel.Game, max_histories: int,
                 max_public_states: int, max_histories_walked: int) -> bool:
   """`needs_anchored`'s walk, uncached."""
-  # A public state past max_histories raises as soon as it is built.
-  observer = PublicStateObserver(game, ObserverConfig(
-      max_histories=0, max_histories_per_public_state=max_histories))
-  walked = 0
-  try:
-    for count, ps in enumerate(observer.walk(), start=1):
-      walked += len(ps.histories)
-      if count >= max_public_states or walked >= max_histories_walked:
-        return False
-  except ValueError:  # past max_histories, or too large to build exactly
-    return True
-  finally:
-    observer.restart()
-  return False
+  return enumeration.enumeration_limit(
+      game, max_public_states=max_public_states,
+      max_histories_walked=max_histories_walked,
+      max_histories=max_histories) == enumeration.LARGE

@@ -348,13 +348,16 @@ def _check_anchored_values(config: SoGConfig, game: pyspiel.Game) -> None:
       "with it")
 
 
+def _perfect_information(game: pyspiel.Game) -> bool:
+  return (game.get_type().information ==
+          pyspiel.GameType.Information.PERFECT_INFORMATION)
+
+
 def resolve_config(config: SoGConfig, game: pyspiel.Game
                    ) -> resolving.ResolveConfig:
   top_k = config.top_k
   if top_k == -1:
-    perfect = (game.get_type().information ==
-               pyspiel.GameType.Information.PERFECT_INFORMATION)
-    top_k = 1 if perfect else 0
+    top_k = 1 if _perfect_information(game) else 0
   return resolving.ResolveConfig(
       search=gt_cfr.GTCFRConfig(
           simulations=config.search_simulations,
@@ -426,9 +429,8 @@ class SoGBot(pyspiel.Bot):
       self.anchored = anchored.AnchoredSearch(
           self._search_game, player, anchored_config(config),
           config.infostates)
-    perfect = (self._search_game.get_type().information ==
-               pyspiel.GameType.Information.PERFECT_INFORMATION)
-    self._purify = config.purify and (perfect or self.anchored is not None)
+    self._purify = config.purify and (
+        _perfect_information(self._search_game) or self.anchored is not None)
     self._build(config.infostates)
 
   def _build(self, infostates: str) -> None:

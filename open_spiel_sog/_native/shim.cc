@@ -59,6 +59,7 @@
 #include "open_spiel/spiel.h"
 #include "open_spiel/spiel_bots.h"
 #include "cfr_kernels.h"  // same folder
+#include "history_engine.h"  // same folder
 
 namespace open_spiel_sog {
 namespace {
@@ -327,6 +328,7 @@ PYBIND11_MODULE(_shim, m) {
         "> 0 a game stops after that many actions and scores "
         "truncated_value.");
   open_spiel_sog::cfr_kernels::Define(m);
+  open_spiel_sog::history_engine::Define(m);
   m.def("self_check", &open_spiel_sog::SelfCheck,
         "Raises ImportError if the shim cannot exchange objects with pyspiel.");
 }

@@ -23,7 +23,11 @@ Parameters (all optional; see `SoGConfig` for the meaning of each):
   search_opponent_nodes, exact_tolerance, exact_max_iterations, rollouts,
   checkpoint, time_limit, infostates, max_histories, policy_threshold,
   subgame, root_histories, order2_histories, gadget, freeze_other_selves,
-  purify, leaf_rollouts.
+  purify, leaf_rollouts, engine.
+
+Perfect-information games of C++ states are searched by the native history
+engine (`algorithms/sog/engine.py`, DESIGN.md section 16): GT-CFR over a
+tree of histories in the C++ shim, one call per search (`engine`).
 
 Past the enumeration bound (`subgame`), the bot searches an anchored subgame
 instead (`algorithms/sog/anchored/`, DESIGN.md section 15): its own
@@ -51,6 +55,7 @@ import pyspiel
 
 from open_spiel_sog.algorithms.sog import anchored
 from open_spiel_sog.algorithms.sog import beliefs
+from open_spiel_sog.algorithms.sog import engine as engine_lib
 from open_spiel_sog.algorithms.sog import exact_values
 from open_spiel_sog.algorithms.sog import gt_cfr
 from open_spiel_sog.algorithms.sog import resolving
@@ -80,7 +85,11 @@ class SoGConfig:
       value >= 0 given with `time_limit` caps the search: it stops at
       whichever comes first. `search_simulations` is the resolved count.
     expansions_per_update: c, simulations per CFR regret-update phase
-      (fractional: ceil(1/c) updates per simulation).
+      (fractional: ceil(1/c) updates per simulation); -1 (the default) is
+      1 on the Python engine and, on the native engine, phases paced by
+      work (`engine.PACED`: one CFR+ iteration after each phase whose
+      rollouts and walks played about a twentieth of the iteration's node
+      visits, so that the passes stay a bounded share of a search).
     top_k: children added per expansion, by prior; -1 picks 1 for perfect
       information games and 0 (all children) otherwise.
     value_function: "cvpn" (a trained network: `checkpoint`, or the one
@@ -151,6 +160,13 @@ class SoGConfig:
     leaf_rollouts: anchored: random rollouts valuing each new leaf history
       (phantom_ttt, first search at time_limit=1: x's value 0.50 with 1,
       0.59 with 4).
+    engine: "auto" (the native history engine, `algorithms/sog/engine.py`,
+      for perfect-information games whose states are C++ states when the
+      value function is rollouts and the C++ shim is built; the Python
+      engine otherwise, with no error), "native" (refused, naming why,
+      where it cannot run) or "python" (the public-state GT-CFR of
+      `algorithms/sog/gt_cfr.py`, the only engine before 2026-11-28).
+      Under "native" a leaf is valued by `rollouts` random rollouts.
     policy_threshold: the bot plays (and `get_policy` gives) the searched
       policy with the actions below this probability dropped and the rest
       renormalised, the largest always kept (thresholding: Ganzfried and
@@ -160,7 +176,7 @@ class SoGConfig:
       price of soundness: the played policy can be more exploitable.
   """
   simulations: int = -1
-  expansions_per_update: float = 1.0
+  expansions_per_update: float = -1.0
   top_k: int = -1
   value_function: str = "auto"
   alpha: float = 0.5
@@ -185,11 +201,18 @@ class SoGConfig:
   freeze_other_selves: bool = False
   leaf_rollouts: int = 4
   purify: bool = True
+  engine: str = "auto"
 
   # simulations=-1 (auto): the count without a time limit, and the cap
   # (out of reach) that leaves a time-limited search to the clock.
   AUTO_SIMULATIONS: ClassVar[int] = 100
   UNCAPPED_SIMULATIONS: ClassVar[int] = 10**9
+
+  @property
+  def python_expansions_per_update(self) -> float:
+    """c on the Python engine (-1, auto: 1)."""
+    return 1.0 if self.expansions_per_update == -1 else (
+        self.expansions_per_update)
 
   @property
   def search_simulations(self) -> int:
@@ -239,10 +262,15 @@ class SoGConfig:
           "sog: simulations must be >= 0 (a count; with time_limit, a cap) "
           f"or -1 (auto: {self.AUTO_SIMULATIONS} without time_limit, time "
           f"alone with it), got {self.simulations}")
-    if not self.expansions_per_update > 0 or not math.isfinite(
-        self.expansions_per_update):
+    if not (self.expansions_per_update > 0 or
+            self.expansions_per_update == -1) or not math.isfinite(
+                self.expansions_per_update):
       raise ValueError("sog: expansions_per_update must be a positive "
-                       f"number, got {self.expansions_per_update}")
+                       "number or -1 (auto: 1, paced by work on the native "
+                       f"engine), got {self.expansions_per_update}")
+    if self.engine not in engine_lib.ENGINES:
+      raise ValueError(f"sog: unknown engine {self.engine!r}; supported: "
+                       f"{', '.join(map(repr, engine_lib.ENGINES))}")
     if self.top_k < -1:
       raise ValueError(f"sog: top_k must be -1 (auto), 0 (all) or positive, "
                        f"got {self.top_k}")
@@ -361,7 +389,7 @@ def resolve_config(config: SoGConfig, game: pyspiel.Game
   return resolving.ResolveConfig(
       search=gt_cfr.GTCFRConfig(
           simulations=config.search_simulations,
-          expansions_per_update=config.expansions_per_update,
+          expansions_per_update=config.python_expansions_per_update,
           top_k=top_k, c_puct=config.c_puct,
           alternating=config.alternating,
           averaging_power=config.averaging_power,
@@ -376,7 +404,7 @@ def anchored_config(config: SoGConfig) -> anchored.AnchoredConfig:
       order2_histories=config.order2_histories, gadget=config.gadget,
       freeze_other_selves=config.freeze_other_selves,
       simulations=config.search_simulations,
-      expansions_per_update=config.expansions_per_update,
+      expansions_per_update=config.python_expansions_per_update,
       rollouts=config.leaf_rollouts,
       averaging_power=config.averaging_power, seed=config.seed)
 
@@ -432,6 +460,36 @@ class SoGBot(pyspiel.Bot):
     self._purify = config.purify and (
         _perfect_information(self._search_game) or self.anchored is not None)
     self._build(config.infostates)
+    self.native = self._native_search()
+
+  def _native_search(self) -> engine_lib.PerfectInformationSearch | None:
+    """The native engine's search where `engine` picks it (see SoGConfig),
+    else None; refuses engine=native, naming why, where it cannot run."""
+    config, game = self.config, self._search_game
+    if config.engine == "python":
+      return None
+    if self.anchored is not None:
+      reason = "the anchored subgame searches it on the Python engine"
+    elif not _perfect_information(game):
+      reason = ("the native engine searches perfect-information games; "
+                "this one is searched over public states")
+    else:
+      reason = engine_lib.native_reason(game)
+      if reason is None and not isinstance(
+          self.value_fn, rollout_values.RolloutValueFunction):
+        reason = ("the native engine values leaves by rollouts until "
+                  "networks serve it (value_function=rollout, or "
+                  "engine=python for this value function)")
+    if reason is not None:
+      if config.engine == "native":
+        raise ValueError(f"sog: engine=native cannot search {game}: {reason}")
+      return None
+    c = config.expansions_per_update
+    return engine_lib.PerfectInformationSearch(
+        game, simulations=config.search_simulations,
+        expansions_per_update=engine_lib.PACED if c == -1 else c,
+        rollouts=config.rollouts, c_puct=config.c_puct, seed=config.seed,
+        averaging_power=config.averaging_power)
 
   def _build(self, infostates: str) -> None:
     """The observer, value function and resolver, on `infostates` keys."""
@@ -634,6 +692,12 @@ class SoGBot(pyspiel.Bot):
       raise ValueError(f"sog: step called for player {self._player} at a "
                        f"state where player {state.current_player()} acts")
     deadline = self._deadline()
+    if self.native is not None:
+      # (Nothing of Python's to collect: the tree lives in C++.)
+      result = self.native.search(state, deadline)
+      policy = {a: result.policy.get(a, 0.0) for a in state.legal_actions()}
+      self._last = (policy, result, state.clone())
+      return self._played(policy)
     if self.anchored is not None:
       if self._simultaneous:
         state = self._turn_based_state(state, self._player)
@@ -673,6 +737,12 @@ class SoGBot(pyspiel.Bot):
     if self._last is None:
       return None
     me, opp = self._player, 1 - self._player
+    if len(self._last) == 3:  # the native engine: the state is the belief
+      policy, result, state = self._last
+      return Decision(policy=dict(policy), value=result.value,
+                      belief=beliefs.weighted_belief(me, [state], [1.0],
+                                                     exact=True),
+                      opponent_reach={})
     if len(self._last) == 1:
       result, root = self.anchored.last_result, self.anchored.last_root
       mine = [h for h in root if h.keys[me] == root[0].keys[me]]

@@ -1,0 +1,1212 @@
+// Copyright 2025 The open_spiel_sog Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//      http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// The native history engine (DESIGN.md section 16): GT-CFR over a tree of
+// histories of an OpenSpiel C++ game, one call per batch of simulations.
+//
+// Its Python twin is algorithms/sog/anchored/history_tree.py (HistoryTree):
+// the same nodes (histories, a chosen leaf gets its children), the same
+// rows (a player's infostate: the tree's histories that share its key below
+// the same own sequence, `public_state.HistoryKeys`), the same Resolve
+// gadget and the same CFR+ iteration (alternating updates, the average
+// weighted t^power, PCFR+ when `predictive`), so a fully expanded tree
+// solves to the same values in both (tests/history_engine_test.py).
+//
+// Two ways to grow it:
+//  * "anchored" (fog-of-war games, section 15): a walk from a root history,
+//    the explorer playing half uniform and half its current policy, the other
+//    player its current policy; the leaf reached gets all its children.
+//  * "puct" (perfect-information games, where a history is an infostate and
+//    the tree is the public tree): a walk from the root that samples
+//    1/2 PUCT + 1/2 the CFR average policy at each decision (growth.py's
+//    rule), and adds the one child it picks where that child is missing
+//    (SoG's k = 1).
+// Leaves are valued by uniform random rollouts (SplitMix64, as
+// rollout_values.py), or handed to Python in one batch per update phase
+// (`pending_leaves` / `set_leaf_values`, the hook of a network).
+//
+// Layout: structure of arrays grown by appending (mctx's Tree). A node's
+// parent is always older than the node and a row's parent sequence is
+// always older than the row, so the CFR+ passes are two loops over arrays in
+// creation order (reach forwards, values backwards), never a recursion.
+//
+// Threads: `Run` releases the GIL; the engine itself is single-threaded and
+// must not be used from two threads at once (the Python wrapper holds it).
+
+#ifndef OPEN_SPIEL_SOG_NATIVE_HISTORY_ENGINE_H_
+#define OPEN_SPIEL_SOG_NATIVE_HISTORY_ENGINE_H_
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <tuple>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "open_spiel/python/pybind11/pybind11.h"
+#include "open_spiel/spiel.h"
+
+namespace open_spiel_sog {
+namespace history_engine {
+
+namespace py = ::pybind11;
+using ::open_spiel::Action;
+using ::open_spiel::State;
+
+constexpr int kChance = -1;    // pyspiel.PlayerId.CHANCE
+constexpr int kTerminal = -4;  // pyspiel.PlayerId.TERMINAL
+constexpr int64_t kRoot = -1;  // a sequence's row when it is a root sequence
+constexpr size_t kMaxAohChars = 512;  // infostates.py's _MAX_AOH_CHARS
+
+// A ValueError in Python (pybind11 translates std::invalid_argument); safe
+// with the GIL released.
+[[noreturn]] inline void Refuse(const std::string& message) {
+  throw std::invalid_argument(message);
+}
+
+inline uint64_t Mix(uint64_t& state) {  // SplitMix64, as shim.cc
+  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+inline double Uniform(uint64_t& state) {
+  return static_cast<double>(Mix(state) >> 11) * 0x1.0p-53;
+}
+
+// One player's rows: infostates where it acts, each a run of slots (its
+// legal actions) in the flat sequence arrays, after `num_root` root
+// sequences (the sequence index of row r's slot k is offset[r] + k).
+struct Rows {
+  int64_t num_root = 1;
+  std::unordered_map<std::string, int64_t> index;  // key + parent seq -> row
+  std::vector<int64_t> key;                        // key id
+  std::vector<int64_t> parent_seq;
+  std::vector<int64_t> offset;
+  std::vector<int32_t> count;
+  std::vector<int32_t> level;
+  std::vector<uint8_t> frozen;
+  std::vector<double> row_value;  // the latest update's
+  // Per sequence (root sequences first).
+  std::vector<Action> action;
+  std::vector<uint8_t> active;  // in the tree (k = 1 adds slots one by one)
+  std::vector<double> regrets, cumulative, current, last, value, reach,
+      visits;
+
+  int64_t size() const { return static_cast<int64_t>(offset.size()); }
+  int64_t sequences() const { return static_cast<int64_t>(action.size()); }
+
+  void Reset(int64_t roots) {
+    *this = Rows();
+    num_root = roots;
+    for (int64_t i = 0; i < roots; ++i) AddSequence(-1);
+    reach.assign(roots, 1.0);
+  }
+
+  void AddSequence(Action a) {
+    action.push_back(a);
+    active.push_back(1);
+    for (auto* v : {&regrets, &cumulative, &current, &last, &value, &reach,
+                    &visits}) {
+      v->push_back(0.0);
+    }
+  }
+
+  // Regret matching (+) of row r into `out` (its slots): positive regrets
+  // (plus the last instantaneous ones with `predictive`) over active slots,
+  // or uniform over them.
+  void Match(int64_t r, bool predictive, double* out) const {
+    const int64_t o = offset[r], k = count[r];
+    double positive = 0.0;
+    int64_t n = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      if (!active[o + i]) continue;
+      double g = regrets[o + i] + (predictive ? last[o + i] : 0.0);
+      positive += g > 0.0 ? g : 0.0;
+      ++n;
+    }
+    if (n == 0) {  // (no slot in the tree yet: uniform)
+      for (int64_t i = 0; i < k; ++i) out[i] = 1.0 / static_cast<double>(k);
+      return;
+    }
+    for (int64_t i = 0; i < k; ++i) {
+      if (!active[o + i]) {
+        out[i] = 0.0;
+        continue;
+      }
+      double g = regrets[o + i] + (predictive ? last[o + i] : 0.0);
+      out[i] = positive > 0.0 ? (g > 0.0 ? g : 0.0) / positive
+                              : 1.0 / static_cast<double>(n);
+    }
+  }
+
+  // The average policy of row r over its slots (frozen: its fixed policy).
+  void Average(int64_t r, double* out) const {
+    const int64_t o = offset[r], k = count[r];
+    if (frozen[r]) {
+      for (int64_t i = 0; i < k; ++i) out[i] = current[o + i];
+      return;
+    }
+    double total = 0.0;
+    int64_t n = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      if (active[o + i]) {
+        total += cumulative[o + i];
+        ++n;
+      }
+    }
+    if (n == 0) {
+      for (int64_t i = 0; i < k; ++i) out[i] = 1.0 / static_cast<double>(k);
+      return;
+    }
+    for (int64_t i = 0; i < k; ++i) {
+      out[i] = !active[o + i] ? 0.0
+               : total > 0.0  ? cumulative[o + i] / total
+                              : 1.0 / static_cast<double>(n);
+    }
+  }
+};
+
+struct Config {
+  std::string growth = "anchored";  // or "puct"
+  std::string keys = "string";      // "string", "aoh" or "history"
+  int rollouts = 1;
+  int64_t rollout_max_moves = 0;
+  double draw = 0.0;  // player 0's return of a cut rollout
+  bool predictive = false;
+  double averaging_power = 1.0;
+  double c_puct = 1.0;
+  double utility_range = 1.0;
+  bool network_leaves = false;  // leaves wait for set_leaf_values
+  uint64_t seed = 0;
+};
+
+class HistoryEngine {
+ public:
+  HistoryEngine(std::shared_ptr<const open_spiel::Game> game, Config config)
+      : game_(std::move(game)), config_(std::move(config)), rng_(config_.seed) {
+    if (config_.growth != "anchored" && config_.growth != "puct") {
+      Refuse("history engine: unknown growth '" + config_.growth +
+             "'; supported: 'anchored', 'puct'");
+    }
+    if (config_.keys != "string" && config_.keys != "aoh" &&
+        config_.keys != "history") {
+      Refuse("history engine: unknown keys '" + config_.keys +
+             "'; supported: 'string', 'aoh', 'history'");
+    }
+    if (config_.rollouts < 1) Refuse("history engine: rollouts must be >= 1");
+    aoh_uses_infostate_ =
+        !game_->GetType().provides_observation_string;
+    Clear();
+  }
+
+  void Clear() {
+    for (auto& r : rows_) r.Reset(1);
+    parent_.clear(); action_.clear(); slot_.clear(); edge_.clear();
+    reach_.clear(); actor_.clear(); key_[0].clear(); key_[1].clear();
+    seq_[0].clear(); seq_[1].clear(); value_.clear(); child_start_.clear();
+    child_count_.clear(); children_.clear(); row_.clear(); depth_.clear();
+    origin_.clear(); states_.clear(); leaf_.clear(); full_.clear();
+    roots_.clear(); root_history_.clear(); gadget_.clear();
+    gadget_player_ = -1; key_ids_.clear(); key_strings_.clear();
+    warm_[0].clear(); warm_[1].clear(); origin_index_.clear(); freeze_player_ = -1; freeze_.clear(); pending_.clear();
+    iterations_ = 0;
+  }
+
+  // --- Building ------------------------------------------------------------
+
+  // Root history `state` of chance weight `weight`; the gadget player starts
+  // from `enter_seq` (its J's enter sequence, or the root sequence 0).
+  // `value`: its value where known (NaN: rollouts). Keys: empty strings
+  // compute them (replaying the history for action-observation keys).
+  int64_t AddRoot(const State& state, double weight, int64_t enter_seq,
+                  double value, const std::string& key0,
+                  const std::string& key1) {
+    std::unique_ptr<State> s = state.Clone();
+    int64_t k0, k1;
+    if (key0.empty() && key1.empty()) {
+      auto keys = RootKeys(*s);
+      k0 = KeyId(keys.first);
+      k1 = KeyId(keys.second);
+    } else {
+      k0 = KeyId(key0);
+      k1 = KeyId(key1);
+    }
+    int64_t seqs[2] = {0, 0};
+    if (gadget_player_ >= 0) seqs[gadget_player_] = enter_seq;
+    std::vector<Action> history = s->History();
+    int64_t n = AddNode(-1, -1, -1, weight, weight, std::move(s), k0, k1,
+                        seqs, value, 0, -1);
+    roots_.push_back(n);
+    root_history_.push_back(std::move(history));
+    return n;
+  }
+
+  // The Resolve gadget for `player`: per root infostate J a row [exit,
+  // enter] (enter only where `has_alternative` is false); exit pays
+  // alternative[j] (player's value) with weight prior[j]. Returns each J's
+  // enter sequence.
+  std::vector<int64_t> AddGadget(int player,
+                                 const std::vector<double>& alternative,
+                                 const std::vector<bool>& has_alternative,
+                                 const std::vector<double>& prior) {
+    if (!roots_.empty()) Refuse("history engine: the gadget goes first");
+    gadget_player_ = player;
+    std::vector<int64_t> enters;
+    for (size_t j = 0; j < alternative.size(); ++j) {
+      std::vector<Action> actions = has_alternative[j]
+                                        ? std::vector<Action>{0, 1}
+                                        : std::vector<Action>{1};
+      int64_t row = NewRow(player, KeyId("gadget " + std::to_string(j)), 0,
+                           actions, true);
+      gadget_.push_back({row, alternative[j], has_alternative[j], prior[j]});
+      enters.push_back(rows_[player].offset[row] +
+                       static_cast<int64_t>(actions.size()) - 1);
+    }
+    return enters;
+  }
+
+  // Warm-start regrets of rows made with (player, key).
+  void Warm(int player, const std::string& key,
+            const std::vector<double>& regrets) {
+    warm_[player][key] = regrets;
+  }
+
+  // Player `player`'s rows below root histories whose key is not `own_key`
+  // play these fixed policies (1-KLSS), uniform where unknown.
+  void Freeze(int player, const std::unordered_map<std::string,
+                                                   std::vector<double>>& pol,
+              const std::string& own_key) {
+    freeze_player_ = player;
+    freeze_ = pol;
+    freeze_key_ = own_key;
+  }
+
+  // Gives leaf n all its children (chance and decision nodes alike).
+  void Expand(int64_t n) {
+    if (actor_[n] == kTerminal || full_[n]) return;
+    const State& state = *states_[n];
+    if (actor_[n] == kChance) {
+      auto outcomes = state.ChanceOutcomes();
+      ReserveChildren(n, static_cast<int64_t>(outcomes.size()));
+      for (size_t i = 0; i < outcomes.size(); ++i) {
+        AddChild(n, static_cast<int64_t>(i), outcomes[i].first,
+                 outcomes[i].second);
+      }
+    } else {
+      MakeRow(n);
+      const int64_t k = ChildCount(n);
+      for (int64_t i = 0; i < k; ++i) {
+        if (children_[child_start_[n] + i] < 0) {
+          int p = actor_[n];
+          AddChild(n, i, rows_[p].action[rows_[p].offset[row_[n]] + i], 1.0);
+        }
+      }
+    }
+    Finish(n);
+  }
+
+  // Makes the row of decision leaf n (its infostate) without children.
+  void RowOnly(int64_t n) {
+    if (actor_[n] >= 0) MakeRow(n);
+  }
+
+  // Adds old engine's node n as a root of weight `weight` with its
+  // descendants breadth first, at most `budget` nodes (deeper ones become
+  // leaves, valued by `values`, old's node values). Returns nodes added.
+  int64_t CopySubtree(const HistoryEngine& old, int64_t n, double weight,
+                      int64_t enter_seq, int64_t budget,
+                      const std::vector<double>& values) {
+    std::unique_ptr<State> state = old.StateOf(n);
+    int64_t root = AddRoot(*state, weight, enter_seq, values[n],
+                           old.key_strings_[old.key_[0][n]],
+                           old.key_strings_[old.key_[1][n]]);
+    std::vector<std::pair<int64_t, int64_t>> queue = {{n, root}}, next;
+    int64_t added = 1;
+    while (!queue.empty()) {
+      next.clear();
+      for (auto [o, m] : queue) {
+        if (old.leaf_[o] || !old.full_[o] ||
+            added + old.child_count_[o] > budget) {
+          if (!old.leaf_[o] && actor_[m] != kTerminal && !states_[m]) {
+            states_[m] = old.StateOf(o);
+          }
+          continue;
+        }
+        const int64_t kids = old.child_count_[o];
+        if (actor_[m] >= 0) {
+          const Rows& orows = old.rows_[old.actor_[o]];
+          const int64_t orow = old.row_[o];
+          std::vector<Action> acts(
+              orows.action.begin() + orows.offset[orow],
+              orows.action.begin() + orows.offset[orow] + orows.count[orow]);
+          MakeRow(m, &acts);
+        } else {
+          ReserveChildren(m, kids);
+        }
+        for (int64_t i = 0; i < kids; ++i) {
+          int64_t k = old.children_[old.child_start_[o] + i];
+          std::unique_ptr<State> s =
+              old.states_[k] ? old.states_[k]->Clone() : nullptr;
+          int64_t c = AddNodeFrom(m, i, old.action_[k], old.edge_[k],
+                                  std::move(s), old.key_strings_[old.key_[0][k]],
+                                  old.key_strings_[old.key_[1][k]],
+                                  old.actor_[k], values[k]);
+          next.push_back({k, c});
+        }
+        Finish(m);
+        added += kids;
+      }
+      std::swap(queue, next);
+    }
+    return added;
+  }
+
+  // --- Searching -----------------------------------------------------------
+
+  // Runs growth simulations and CFR+ iterations until `simulations` (<0: no
+  // cap) are done, the tree holds `max_nodes`, or `seconds` (<=0: none)
+  // have passed (then the iterations of the last phase end with it).
+  // Phases: with `expansions_per_update` c > 0, SoG(s, c): phases of
+  // ceil(c) simulations, each followed by ceil(grown / c) iterations. With
+  // c <= 0 ("paced"), a phase grows until its work (actions played by its
+  // rollouts and steps of its walks) times kVisitsPerAction reaches the
+  // work of one iteration (the tree's nodes plus both players' sequences),
+  // then one iteration runs: the passes take a bounded share of the search
+  // however large the tree (a fixed c makes a search's cost grow with the
+  // square of its simulations). Both are counts, so an untimed search is a
+  // function of its seed. Returns (simulations, iterations, walks). The GIL
+  // is released.
+  static constexpr double kVisitsPerAction = 20.0;
+
+  std::tuple<int64_t, int64_t, int64_t> Run(int64_t simulations,
+                                            double expansions_per_update,
+                                            double seconds,
+                                            int64_t max_nodes) {
+    if (roots_.empty()) Refuse("history engine: no root");
+    if (std::isnan(expansions_per_update)) {
+      Refuse("history engine: expansions_per_update is not a number");
+    }
+    py::gil_scoped_release release;
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    const bool timed = seconds > 0;
+    const auto deadline =
+        start + std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double>(timed ? seconds : 0.0));
+    auto past = [&]() { return timed && Clock::now() >= deadline; };
+    RootWeights();
+    int64_t sims = 0, iterations = 0, walks = 0;
+    const bool paced = expansions_per_update <= 0;
+    const int64_t phase =
+        paced ? INT64_MAX
+              : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(
+                                         expansions_per_update - 1e-9)));
+    const int64_t limit = simulations < 0 ? INT64_MAX : simulations;
+    // Walks that add nothing (terminal histories in the tree) end an
+    // untimed search after 20 per simulation asked.
+    const int64_t walk_cap = limit == INT64_MAX
+                                 ? INT64_MAX
+                                 : 20 * std::max<int64_t>(limit, 50);
+    while (true) {
+      int64_t grown = 0;
+      work_ = 0;
+      const double iteration_work =
+          static_cast<double>(Size() + rows_[0].sequences() +
+                              rows_[1].sequences());
+      for (int64_t i = 0; i < phase; ++i) {
+        if (sims >= limit || Size() >= max_nodes || walks >= walk_cap) break;
+        ++walks;
+        if (Simulate(walks % 2)) {
+          ++sims;
+          ++grown;
+        }
+        if (((walks & 15) == 0) && past()) break;
+        if (paced && static_cast<double>(work_) * kVisitsPerAction >=
+                         iteration_work) {
+          break;
+        }
+      }
+      if (config_.network_leaves && !pending_.empty()) {
+        // The caller values the pending leaves, then calls Run again.
+        return {sims, iterations, walks};
+      }
+      const int64_t updates =
+          paced ? 1
+                : std::max<int64_t>(
+                      1, static_cast<int64_t>(std::ceil(
+                             grown / expansions_per_update - 1e-9)));
+      for (int64_t i = 0; i < updates; ++i) {
+        Iterate();
+        ++iterations;
+        if (past()) break;
+      }
+      bool done = sims >= limit || Size() >= max_nodes || past() ||
+                  walks >= walk_cap;
+      if (!timed && limit == INT64_MAX) done = true;
+      if (done) break;
+    }
+    return {sims, iterations, walks};
+  }
+
+  // One CFR+ iteration (HistoryTree.iterate): alternating updates, player
+  // 0 first; each player's pass is the leaves' values into its sequences,
+  // one backward loop over rows (row values into parent sequences), and one
+  // forward loop that adds to the average (own reach of the old policy),
+  // updates regrets and rematches the row in place.
+  void Iterate() {
+    ++iterations_;
+    const double weight =
+        std::pow(static_cast<double>(iterations_), config_.averaging_power);
+    Reach(0);
+    Reach(1);
+    for (int p = 0; p < 2; ++p) {
+      const int o = 1 - p;
+      Rows& rows = rows_[p];
+      const std::vector<double>& other = rows_[o].reach;
+      const double sign = p == 0 ? 1.0 : -1.0;
+      std::vector<double>& v = rows.value;
+      std::fill(v.begin(), v.end(), 0.0);
+      const int64_t nodes = Size();
+      const int64_t* sp = seq_[p].data();
+      const int64_t* so = seq_[o].data();
+      for (int64_t n = 0; n < nodes; ++n) {
+        if (!leaf_[n]) continue;
+        v[sp[n]] += sign * reach_[n] * value_[n] * other[so[n]];
+      }
+      if (gadget_player_ >= 0) {
+        const int g = gadget_player_;
+        const double gsign = g == 0 ? 1.0 : -1.0;
+        for (const auto& gadget : gadget_) {
+          if (!gadget.has_alternative) continue;
+          int64_t exit_seq = rows_[g].offset[gadget.row];
+          if (p == g) {
+            v[exit_seq] += sign * gadget.prior * gsign * gadget.alternative *
+                           other[0];
+          } else {
+            v[0] += sign * gadget.prior * gsign * gadget.alternative *
+                    other[exit_seq];
+          }
+        }
+      }
+      const double* pol = rows.current.data();
+      for (int64_t r = rows.size() - 1; r >= 0; --r) {
+        const int64_t off = rows.offset[r], k = rows.count[r];
+        double rv = 0.0;
+        for (int64_t i = 0; i < k; ++i) rv += pol[off + i] * v[off + i];
+        rows.row_value[r] = rv;
+        v[rows.parent_seq[r]] += rv;
+      }
+      const std::vector<double>& own = rows.reach;  // of the old policy
+      for (int64_t r = 0; r < rows.size(); ++r) {
+        const int64_t off = rows.offset[r], k = rows.count[r];
+        const double rv = rows.row_value[r];
+        const double w = weight * own[rows.parent_seq[r]];
+        const bool frozen = rows.frozen[r];
+        for (int64_t i = 0; i < k; ++i) {
+          double regret =
+              (rows.active[off + i] && !frozen) ? v[off + i] - rv : 0.0;
+          double g = rows.regrets[off + i] + regret;
+          rows.regrets[off + i] = g > 0.0 ? g : 0.0;
+          rows.last[off + i] = regret;
+          rows.cumulative[off + i] += w * pol[off + i];
+        }
+        if (!frozen) {
+          rows.Match(r, config_.predictive, rows.current.data() + off);
+        }
+      }
+      if (p == 0) Reach(0);  // player 1 updates against the new policy
+    }
+  }
+
+  // [nodes] player 0's expected return from each node under the average
+  // profile (leaves: their values).
+  std::vector<double> NodeValues() const {
+    const int64_t nodes = Size();
+    std::vector<double> values(value_.begin(), value_.end());
+    std::vector<double> avg;
+    for (int64_t n = nodes - 1; n >= 0; --n) {
+      if (leaf_[n]) continue;
+      const int64_t k = child_count_[n];
+      double total = 0.0;
+      if (actor_[n] >= 0) {
+        const Rows& rows = rows_[actor_[n]];
+        avg.resize(k);
+        rows.Average(row_[n], avg.data());
+        for (int64_t i = 0; i < k; ++i) {
+          int64_t c = children_[child_start_[n] + i];
+          if (c >= 0) total += avg[i] * values[c];
+        }
+      } else {
+        for (int64_t i = 0; i < k; ++i) {
+          int64_t c = children_[child_start_[n] + i];
+          total += edge_[c] * values[c];
+        }
+      }
+      values[n] = total;
+    }
+    return values;
+  }
+
+  // --- Reading -------------------------------------------------------------
+
+  int64_t Size() const { return static_cast<int64_t>(parent_.size()); }
+
+  std::unique_ptr<State> StateOf(int64_t n) const {
+    if (states_[n]) return states_[n]->Clone();
+    std::unique_ptr<State> s = game_->NewInitialState();
+    for (Action a : History(n)) s->ApplyAction(a);
+    return s;
+  }
+
+  std::vector<Action> History(int64_t n) const {
+    std::vector<Action> actions;
+    while (parent_[n] >= 0) {
+      actions.push_back(action_[n]);
+      n = parent_[n];
+    }
+    std::vector<Action> out = root_history_[origin_index_[n]];
+    out.insert(out.end(), actions.rbegin(), actions.rend());
+    return out;
+  }
+
+  // Per node: (parent, action, actor, row, edge, reach, value, depth, is
+  // leaf, origin) as lists (copied; for reading results and the kept tree).
+  py::dict Nodes() const {
+    py::dict d;
+    d["parent"] = parent_;
+    d["action"] = action_;
+    d["actor"] = actor_;
+    d["row"] = row_;
+    d["edge"] = edge_;
+    d["reach"] = reach_;
+    d["value"] = value_;
+    d["depth"] = depth_;
+    d["leaf"] = std::vector<bool>(leaf_.begin(), leaf_.end());
+    d["full"] = std::vector<bool>(full_.begin(), full_.end());
+    d["origin"] = origin_;
+    d["roots"] = roots_;
+    return d;
+  }
+
+  std::vector<int64_t> Children(int64_t n) const {
+    if (leaf_[n]) return {};
+    return std::vector<int64_t>(children_.begin() + child_start_[n],
+                                children_.begin() + child_start_[n] +
+                                    child_count_[n]);
+  }
+
+  std::pair<std::string, std::string> Keys(int64_t n) const {
+    return {key_strings_[key_[0][n]], key_strings_[key_[1][n]]};
+  }
+
+  // Player p's rows: (key, parent sequence, level, actions, average policy,
+  // regrets, is gadget) per row.
+  py::list RowsOf(int p) const {
+    const Rows& rows = rows_[p];
+    py::list out;
+    std::vector<double> avg;
+    for (int64_t r = 0; r < rows.size(); ++r) {
+      const int64_t off = rows.offset[r], k = rows.count[r];
+      avg.resize(k);
+      rows.Average(r, avg.data());
+      std::vector<Action> acts(rows.action.begin() + off,
+                               rows.action.begin() + off + k);
+      std::vector<double> reg(rows.regrets.begin() + off,
+                              rows.regrets.begin() + off + k);
+      out.append(py::make_tuple(key_strings_[rows.key[r]], rows.parent_seq[r],
+                                rows.level[r], acts, avg, reg,
+                                IsGadgetRow(p, r)));
+    }
+    return out;
+  }
+
+  // The average policy and visits of the row of node n ({action: prob}).
+  py::tuple RowPolicy(int64_t n) const {
+    if (actor_[n] < 0 || row_[n] < 0) Refuse("history engine: no row there");
+    const Rows& rows = rows_[actor_[n]];
+    const int64_t r = row_[n], off = rows.offset[r], k = rows.count[r];
+    std::vector<double> avg(k);
+    rows.Average(r, avg.data());
+    std::vector<Action> acts(rows.action.begin() + off,
+                             rows.action.begin() + off + k);
+    std::vector<double> visits(rows.visits.begin() + off,
+                               rows.visits.begin() + off + k);
+    return py::make_tuple(acts, avg, visits);
+  }
+
+  int64_t iterations() const { return iterations_; }
+
+  // --- The network hook ----------------------------------------------------
+
+  // Leaves made since the last call that wait for a value (network_leaves).
+  std::vector<int64_t> PendingLeaves() const { return pending_; }
+
+  void SetLeafValues(const std::vector<int64_t>& nodes,
+                     const std::vector<double>& values) {
+    if (nodes.size() != values.size()) {
+      Refuse("history engine: set_leaf_values needs one value per node");
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) value_[nodes[i]] = values[i];
+    pending_.clear();
+  }
+
+ private:
+  struct Gadget {
+    int64_t row;
+    double alternative;
+    bool has_alternative;
+    double prior;
+  };
+
+  bool IsGadgetRow(int p, int64_t r) const {
+    if (p != gadget_player_) return false;
+    for (const auto& g : gadget_) {
+      if (g.row == r) return true;
+    }
+    return false;
+  }
+
+  int64_t KeyId(const std::string& key) {
+    auto it = key_ids_.find(key);
+    if (it != key_ids_.end()) return it->second;
+    int64_t id = static_cast<int64_t>(key_strings_.size());
+    key_ids_.emplace(key, id);
+    key_strings_.push_back(key);
+    return id;
+  }
+
+  // infostates.py's _separate_roles / _aoh_extend, for one history.
+  std::string StringKey(const State& s, int p) const {
+    const int actor = s.IsTerminal() ? kTerminal : s.CurrentPlayer();
+    std::string key = s.InformationStateString(p);
+    if (actor != p) {
+      key += actor == kTerminal ? " [game over]" : " [not acting]";
+    }
+    return key;
+  }
+
+  std::string Observe(const State& s, int p) const {
+    return aoh_uses_infostate_ ? s.InformationStateString(p)
+                               : s.ObservationString(p);
+  }
+
+  static std::string AohExtend(const std::string& prefix, Action own,
+                               bool has_own, const std::string& obs) {
+    std::string head = prefix;
+    if (has_own) head += " a" + std::to_string(own);
+    std::string key = head + " | " + obs;
+    if (key.size() > kMaxAohChars) {
+      Refuse("history engine: an action-observation key passed " +
+             std::to_string(kMaxAohChars) +
+             " characters (the Python engine hashes those)");
+    }
+    return key;
+  }
+
+  std::pair<std::string, std::string> RootKeys(const State& s) const {
+    if (config_.keys == "history") return {"", ""};
+    if (config_.keys == "string") return {StringKey(s, 0), StringKey(s, 1)};
+    std::unique_ptr<State> replay = game_->NewInitialState();
+    std::string k[2] = {AohExtend("", 0, false, Observe(*replay, 0)),
+                        AohExtend("", 0, false, Observe(*replay, 1))};
+    for (Action a : s.History()) {
+      const int actor = replay->CurrentPlayer();
+      replay->ApplyAction(a);
+      for (int p = 0; p < 2; ++p) {
+        k[p] = AohExtend(k[p], a, actor == p, Observe(*replay, p));
+      }
+    }
+    return {k[0], k[1]};
+  }
+
+  std::pair<int64_t, int64_t> ChildKeys(int64_t n, const State& parent,
+                                        Action a, const State& child) {
+    if (config_.keys == "history") return {0, 0};
+    if (config_.keys == "string") {
+      return {KeyId(StringKey(child, 0)), KeyId(StringKey(child, 1))};
+    }
+    const int actor = parent.CurrentPlayer();
+    int64_t ids[2];
+    for (int p = 0; p < 2; ++p) {
+      ids[p] = KeyId(AohExtend(key_strings_[key_[p][n]], a, actor == p,
+                               Observe(child, p)));
+    }
+    return {ids[0], ids[1]};
+  }
+
+  int64_t AddNode(int64_t parent, int64_t slot, Action action, double edge,
+                  double reach, std::unique_ptr<State> state, int64_t k0,
+                  int64_t k1, const int64_t seqs[2], double value,
+                  int64_t depth, int64_t origin) {
+    const int64_t n = Size();
+    const int actor = state == nullptr ? kTerminal
+                      : state->IsTerminal() ? kTerminal
+                                            : state->CurrentPlayer();
+    if (actor != kTerminal && actor != kChance && (actor < 0 || actor > 1)) {
+      Refuse("history engine: player " + std::to_string(actor) +
+             " acts at a history; the engine takes two-player turn-based "
+             "games");
+    }
+    if (std::isnan(value)) {
+      value = actor == kTerminal ? state->Returns()[0] : Rollout(*state);
+      if (config_.network_leaves && actor != kTerminal) pending_.push_back(n);
+    }
+    parent_.push_back(parent);
+    slot_.push_back(slot);
+    action_.push_back(action);
+    edge_.push_back(edge);
+    reach_.push_back(reach);
+    actor_.push_back(actor);
+    key_[0].push_back(k0);
+    key_[1].push_back(k1);
+    seq_[0].push_back(seqs[0]);
+    seq_[1].push_back(seqs[1]);
+    value_.push_back(value);
+    child_start_.push_back(-1);
+    child_count_.push_back(0);
+    row_.push_back(-1);
+    depth_.push_back(depth);
+    origin_.push_back(origin < 0 ? n : origin);
+    origin_index_.push_back(origin < 0 ? static_cast<int64_t>(roots_.size())
+                                       : origin_index_[origin]);
+    leaf_.push_back(1);
+    full_.push_back(actor == kTerminal);
+    states_.push_back(actor == kTerminal ? nullptr : std::move(state));
+    return n;
+  }
+
+  // A child of n in slot `slot` from a state (its keys given).
+  int64_t AddNodeFrom(int64_t n, int64_t slot, Action a, double edge,
+                      std::unique_ptr<State> state, const std::string& key0,
+                      const std::string& key1, int actor, double value) {
+    int64_t seqs[2] = {seq_[0][n], seq_[1][n]};
+    if (actor_[n] >= 0) {
+      seqs[actor_[n]] = rows_[actor_[n]].offset[row_[n]] + slot;
+    }
+    const int64_t c = Size();
+    if (state == nullptr && actor != kTerminal) {
+      // (Old leaves always hold their state; interior nodes are rebuilt.)
+      state = StateOf(n);
+      state->ApplyAction(a);
+    }
+    AddNode(n, slot, a, edge, reach_[n] * edge, std::move(state), KeyId(key0),
+            KeyId(key1), seqs, value, depth_[n] + 1, origin_[n]);
+    if (actor == kTerminal) {
+      actor_[c] = kTerminal;
+      full_[c] = 1;
+    }
+    children_[child_start_[n] + slot] = c;
+    leaf_[n] = 0;
+    return c;
+  }
+
+  void ReserveChildren(int64_t n, int64_t k) {
+    if (child_start_[n] >= 0) return;
+    child_start_[n] = static_cast<int64_t>(children_.size());
+    child_count_[n] = k;
+    children_.resize(children_.size() + k, -1);
+  }
+
+  int64_t ChildCount(int64_t n) const { return child_count_[n]; }
+
+  // The row of decision node n (made where new, with `actions` or its
+  // state's legal actions); reserves its child slots.
+  int64_t MakeRow(int64_t n, const std::vector<Action>* actions = nullptr) {
+    if (row_[n] >= 0) return row_[n];
+    const int p = actor_[n];
+    std::vector<Action> legal =
+        actions != nullptr ? *actions : states_[n]->LegalActions();
+    int64_t row = -1;
+    const bool puct = config_.growth == "puct";
+    if (config_.keys == "history") {
+      row = NewRow(p, 0, seq_[p][n], legal, !puct);
+    } else {
+      const std::string& key = key_strings_[key_[p][n]];
+      std::string index_key = key + '\x1f' + std::to_string(seq_[p][n]);
+      auto it = rows_[p].index.find(index_key);
+      if (it != rows_[p].index.end()) {
+        row = it->second;
+      } else {
+        row = NewRow(p, key_[p][n], seq_[p][n], legal, !puct);
+        rows_[p].index.emplace(std::move(index_key), row);
+        Rows& rows = rows_[p];
+        const int64_t off = rows.offset[row], k = rows.count[row];
+        if (freeze_player_ == p &&
+            key_strings_[key_[p][origin_[n]]] != freeze_key_) {
+          auto f = freeze_.find(key);
+          rows.frozen[row] = 1;
+          for (int64_t i = 0; i < k; ++i) {
+            rows.current[off + i] =
+                (f != freeze_.end() &&
+                 static_cast<int64_t>(f->second.size()) == k)
+                    ? f->second[i]
+                    : 1.0 / static_cast<double>(k);
+          }
+        }
+        auto w = warm_[p].find(key);
+        if (w != warm_[p].end() &&
+            static_cast<int64_t>(w->second.size()) == k) {
+          for (int64_t i = 0; i < k; ++i) rows.regrets[off + i] = w->second[i];
+        }
+      }
+    }
+    row_[n] = row;
+    ReserveChildren(n, rows_[p].count[row]);
+    return row;
+  }
+
+  int64_t NewRow(int p, int64_t key, int64_t parent_seq,
+                 const std::vector<Action>& actions, bool active) {
+    Rows& rows = rows_[p];
+    const int64_t row = rows.size();
+    rows.key.push_back(key);
+    rows.parent_seq.push_back(parent_seq);
+    rows.offset.push_back(rows.sequences());
+    rows.count.push_back(static_cast<int32_t>(actions.size()));
+    int32_t level = 0;
+    if (parent_seq >= rows.num_root) {
+      // (The row owning parent_seq: the last whose offset is <= it.)
+      auto it = std::upper_bound(rows.offset.begin(), rows.offset.end() - 1,
+                                 parent_seq);
+      level = rows.level[(it - rows.offset.begin()) - 1] + 1;
+    }
+    rows.level.push_back(level);
+    rows.frozen.push_back(0);
+    rows.row_value.push_back(0.0);
+    const double k = static_cast<double>(actions.size());
+    for (Action a : actions) {
+      rows.AddSequence(a);
+      rows.active.back() = active ? 1 : 0;
+      rows.current.back() = active ? 1.0 / k : 0.0;
+      rows.reach.back() = 0.0;
+    }
+    return row;
+  }
+
+  int64_t AddChild(int64_t n, int64_t slot, Action a, double prob) {
+    const State& state = *states_[n];
+    std::unique_ptr<State> child = state.Child(a);
+    auto keys = ChildKeys(n, state, a, *child);
+    int64_t seqs[2] = {seq_[0][n], seq_[1][n]};
+    const int p = actor_[n];
+    if (p >= 0) {
+      Rows& rows = rows_[p];
+      seqs[p] = rows.offset[row_[n]] + slot;
+      if (!rows.active[seqs[p]]) {
+        rows.active[seqs[p]] = 1;
+        // (A slot joins its row with no regret; the row rematches.)
+        rows.Match(row_[n], config_.predictive,
+                   rows.current.data() + rows.offset[row_[n]]);
+      }
+    }
+    const int64_t c =
+        AddNode(n, slot, a, prob, reach_[n] * prob, std::move(child),
+                keys.first, keys.second, seqs,
+                std::numeric_limits<double>::quiet_NaN(), depth_[n] + 1,
+                origin_[n]);
+    children_[child_start_[n] + slot] = c;
+    leaf_[n] = 0;
+    return c;
+  }
+
+  // After n gained children: drop its state once it has all of them.
+  void Finish(int64_t n) {
+    for (int64_t i = 0; i < child_count_[n]; ++i) {
+      if (children_[child_start_[n] + i] < 0) return;
+    }
+    full_[n] = 1;
+    states_[n].reset();
+  }
+
+  double Rollout(const State& state) {
+    double total = 0.0;
+    for (int k = 0; k < config_.rollouts; ++k) {
+      std::unique_ptr<State> s = state.Clone();
+      int64_t played = 0;
+      while (!s->IsTerminal()) {
+        if (config_.rollout_max_moves > 0 &&
+            played == config_.rollout_max_moves) {
+          break;
+        }
+        ++played;
+        ++work_;
+        if (s->IsChanceNode()) {
+          auto outcomes = s->ChanceOutcomes();
+          double u = Uniform(rng_), cumulative = 0.0;
+          Action chosen = outcomes.back().first;
+          for (const auto& [a, prob] : outcomes) {
+            cumulative += prob;
+            if (u < cumulative) {
+              chosen = a;
+              break;
+            }
+          }
+          s->ApplyAction(chosen);
+        } else {
+          std::vector<Action> legal = s->LegalActions();
+          if (legal.empty()) break;
+          s->ApplyAction(legal[Mix(rng_) % legal.size()]);
+        }
+      }
+      total += s->IsTerminal() ? s->Returns()[0] : config_.draw;
+    }
+    return total / config_.rollouts;
+  }
+
+  // Player p's sequence reaches under its current policy.
+  void Reach(int p) {
+    Rows& rows = rows_[p];
+    const std::vector<double>& policy = rows.current;
+    std::vector<double>& reach = rows.reach;
+    for (int64_t i = 0; i < rows.num_root; ++i) reach[i] = 1.0;
+    for (int64_t r = 0; r < rows.size(); ++r) {
+      const double base = reach[rows.parent_seq[r]];
+      const int64_t off = rows.offset[r], k = rows.count[r];
+      for (int64_t i = 0; i < k; ++i) reach[off + i] = base * policy[off + i];
+    }
+  }
+
+  void RootWeights() {
+    root_cdf_.clear();
+    double total = 0.0;
+    for (int64_t n : roots_) {
+      total += reach_[n];
+      root_cdf_.push_back(total);
+    }
+  }
+
+  int64_t Sample(const std::vector<double>& cdf) {
+    const double u = Uniform(rng_) * cdf.back();
+    auto it = std::upper_bound(cdf.begin(), cdf.end(), u);
+    return std::min<int64_t>(it - cdf.begin(),
+                             static_cast<int64_t>(cdf.size()) - 1);
+  }
+
+  // One walk; true where it added to the tree.
+  bool Simulate(int explorer) {
+    int64_t n = roots_.size() == 1 ? roots_[0] : roots_[Sample(root_cdf_)];
+    const bool puct = config_.growth == "puct";
+    path_.clear();
+    while (true) {
+      const int actor = actor_[n];
+      if (actor == kTerminal) {
+        for (auto [q, s] : path_) rows_[q].visits[s] += 1.0;
+        return false;
+      }
+      if (actor == kChance) {
+        if (leaf_[n]) {
+          Expand(n);
+          return true;
+        }
+        const int64_t k = child_count_[n];
+        double u = Uniform(rng_), total = 0.0;
+        int64_t pick = k - 1;
+        for (int64_t i = 0; i < k; ++i) {
+          total += edge_[children_[child_start_[n] + i]];
+          if (u < total) {
+            pick = i;
+            break;
+          }
+        }
+        n = children_[child_start_[n] + pick];
+        ++work_;
+        continue;
+      }
+      ++work_;
+      if (!puct) {
+        if (leaf_[n]) {
+          Expand(n);
+          return true;
+        }
+        const Rows& rows = rows_[actor];
+        const int64_t off = rows.offset[row_[n]], k = rows.count[row_[n]];
+        int64_t pick;
+        if (actor == explorer && Uniform(rng_) < 0.5) {
+          pick = static_cast<int64_t>(Mix(rng_) % k);
+        } else {
+          double total = 0.0;
+          for (int64_t i = 0; i < k; ++i) total += rows.current[off + i];
+          pick = total > 0 ? k - 1 : static_cast<int64_t>(Mix(rng_) % k);
+          if (total > 0) {
+            double u = Uniform(rng_) * total, run = 0.0;
+            for (int64_t i = 0; i < k; ++i) {
+              run += rows.current[off + i];
+              if (u < run) {
+                pick = i;
+                break;
+              }
+            }
+          }
+        }
+        n = children_[child_start_[n] + pick];
+        continue;
+      }
+      // PUCT growth: select a slot; add its child where missing.
+      MakeRow(n);
+      const int64_t slot = Select(n);
+      Rows& rows = rows_[actor];
+      path_.push_back({actor, rows.offset[row_[n]] + slot});
+      int64_t c = children_[child_start_[n] + slot];
+      if (c < 0) {
+        AddChild(n, slot, rows.action[rows.offset[row_[n]] + slot], 1.0);
+        Finish(n);
+        for (auto [q, s] : path_) rows_[q].visits[s] += 1.0;
+        return true;
+      }
+      n = c;
+    }
+  }
+
+  // growth.py's Growth.select with a uniform prior and no virtual loss.
+  int64_t Select(int64_t n) {
+    const int p = actor_[n];
+    const Rows& rows = rows_[p];
+    const int64_t r = row_[n], off = rows.offset[r], k = rows.count[r];
+    const double normaliser = reach_[n] * rows_[1 - p].reach[seq_[1 - p][n]];
+    const double fpu = rows.row_value[r];
+    double visit_total = 0.0;
+    for (int64_t i = 0; i < k; ++i) visit_total += rows.visits[off + i];
+    const double sqrt_total = std::sqrt(visit_total + 1.0);
+    const double u_range = config_.utility_range;
+    const double prior = 1.0 / static_cast<double>(k);
+    int64_t best = 0;
+    double best_score = 0.0;
+    for (int64_t i = 0; i < k; ++i) {
+      double q = 0.0;
+      if (normaliser > 0.0 && iterations_ > 0) {
+        q = (rows.active[off + i] ? rows.value[off + i] : fpu) / normaliser;
+      }
+      const double score = q + config_.c_puct * u_range * prior * sqrt_total /
+                                   (1.0 + rows.visits[off + i]);
+      if (i == 0 || score > best_score) {
+        best = i;
+        best_score = score;
+      }
+    }
+    cfr_.assign(k, 0.0);
+    double avg_total = 0.0, cfr_total = 0.0;
+    for (int64_t i = 0; i < k; ++i) {
+      cfr_[i] = rows.active[off + i] ? rows.cumulative[off + i] : 0.0;
+      avg_total += cfr_[i];
+    }
+    for (int64_t i = 0; i < k; ++i) {
+      cfr_[i] = avg_total > 0.0 ? cfr_[i] / avg_total : rows.current[off + i];
+      cfr_total += cfr_[i];
+    }
+    if (cfr_total <= 0.0) {
+      // (A row with no active slot yet: the CFR half is uniform.)
+      for (int64_t i = 0; i < k; ++i) cfr_[i] = 1.0 / static_cast<double>(k);
+      cfr_total = 1.0;
+    }
+    const double u = Uniform(rng_);
+    double running = 0.0;
+    const double scale = 1.0 / (1.0 + 1.0);  // 1/2 PUCT + 1/2 CFR
+    for (int64_t i = 0; i < k; ++i) {
+      running += scale * ((i == best ? 1.0 : 0.0) + cfr_[i] / cfr_total);
+      if (u < running) return i;
+    }
+    return k - 1;
+  }
+
+  std::shared_ptr<const open_spiel::Game> game_;
+  Config config_;
+  uint64_t rng_;
+  bool aoh_uses_infostate_ = false;
+  Rows rows_[2];
+  // Per node.
+  std::vector<int64_t> parent_, slot_, child_start_, child_count_, row_,
+      depth_, origin_, origin_index_;
+  std::vector<Action> action_;
+  std::vector<double> edge_, reach_, value_;
+  std::vector<int> actor_;
+  std::vector<int64_t> key_[2], seq_[2];
+  std::vector<uint8_t> leaf_, full_;
+  std::vector<std::unique_ptr<State>> states_;
+  std::vector<int64_t> children_;
+  std::vector<int64_t> roots_;
+  std::vector<std::vector<Action>> root_history_;
+  std::vector<double> root_cdf_;
+  std::vector<Gadget> gadget_;
+  int gadget_player_ = -1;
+  std::unordered_map<std::string, int64_t> key_ids_;
+  std::vector<std::string> key_strings_;
+  std::unordered_map<std::string, std::vector<double>> warm_[2];
+  int freeze_player_ = -1;
+  std::unordered_map<std::string, std::vector<double>> freeze_;
+  std::string freeze_key_;
+  std::vector<int64_t> pending_;
+  int64_t iterations_ = 0;
+  int64_t work_ = 0;  // actions played and walk steps in this phase
+  std::vector<std::pair<int, int64_t>> path_;
+  std::vector<double> cfr_;
+};
+
+inline void Define(py::module_& m) {
+  py::class_<Config>(m, "HistoryEngineConfig")
+      .def(py::init<>())
+      .def_readwrite("growth", &Config::growth)
+      .def_readwrite("keys", &Config::keys)
+      .def_readwrite("rollouts", &Config::rollouts)
+      .def_readwrite("rollout_max_moves", &Config::rollout_max_moves)
+      .def_readwrite("draw", &Config::draw)
+      .def_readwrite("predictive", &Config::predictive)
+      .def_readwrite("averaging_power", &Config::averaging_power)
+      .def_readwrite("c_puct", &Config::c_puct)
+      .def_readwrite("utility_range", &Config::utility_range)
+      .def_readwrite("network_leaves", &Config::network_leaves)
+      .def_readwrite("seed", &Config::seed);
+  py::class_<HistoryEngine>(m, "HistoryEngine")
+      .def(py::init<std::shared_ptr<const open_spiel::Game>, Config>(),
+           py::arg("game"), py::arg("config"))
+      .def("clear", &HistoryEngine::Clear)
+      .def("add_root", &HistoryEngine::AddRoot, py::arg("state"),
+           py::arg("weight") = 1.0, py::arg("enter_seq") = 0,
+           py::arg("value") = std::numeric_limits<double>::quiet_NaN(),
+           py::arg("key0") = "", py::arg("key1") = "")
+      .def("add_gadget", &HistoryEngine::AddGadget)
+      .def("warm", &HistoryEngine::Warm)
+      .def("freeze", &HistoryEngine::Freeze)
+      .def("expand", &HistoryEngine::Expand)
+      .def("row_only", &HistoryEngine::RowOnly)
+      .def("copy_subtree", &HistoryEngine::CopySubtree)
+      .def("run", &HistoryEngine::Run, py::arg("simulations"),
+           py::arg("expansions_per_update"), py::arg("seconds"),
+           py::arg("max_nodes"))
+      .def("iterate", &HistoryEngine::Iterate)
+      .def("node_values", &HistoryEngine::NodeValues)
+      .def("nodes", &HistoryEngine::Nodes)
+      .def("children", &HistoryEngine::Children)
+      .def("keys", &HistoryEngine::Keys)
+      .def("history", &HistoryEngine::History)
+      .def("state", &HistoryEngine::StateOf)
+      .def("rows", &HistoryEngine::RowsOf)
+      .def("row_policy", &HistoryEngine::RowPolicy)
+      .def("pending_leaves", &HistoryEngine::PendingLeaves)
+      .def("set_leaf_values", &HistoryEngine::SetLeafValues)
+      .def_property_readonly("iterations", &HistoryEngine::iterations)
+      .def("__len__", &HistoryEngine::Size);
+}
+
+}  // namespace history_engine
+}  // namespace open_spiel_sog
+
+#endif  // OPEN_SPIEL_SOG_NATIVE_HISTORY_ENGINE_H_

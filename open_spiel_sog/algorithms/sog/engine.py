@@ -1,0 +1,156 @@
+"""The native history engine from Python (DESIGN.md section 16).
+
+GT-CFR over a tree of histories runs in the C++ shim
+(`_native/history_engine.h`): the walk, the expansion, the rollouts and
+the CFR+ passes of a whole search are one call, with the GIL released. A
+perfect-information game's history tree is its public tree, so
+`PerfectInformationSearch` searches connect_four, chess, go... with it; the
+anchored subgame of fog-of-war games builds its tree on it too
+(`anchored/native_tree.py`).
+
+The engine needs the shim and a game whose states are OpenSpiel C++ states
+(`native_reason`); Python games (scotland_yard, python_*) and a machine
+without the shim keep the Python engine, with no error.
+
+Phases: SoG(s, c) runs phases of c simulations, each followed by ceil(c / c)
+CFR+ iterations; `PACED` (c = -1, the default on the engine) paces them by
+work instead, one iteration after each phase whose rollouts and walks
+played about a twentieth of the iteration's node visits, so that the passes
+stay a bounded share of a search however large its tree grows (with a fixed
+c the cost of a simulation grows with the tree). Both are counts: an
+untimed search is a function of its seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pyspiel
+
+from open_spiel_sog._native import load_shim
+from open_spiel_sog.algorithms.sog import rollout_values
+
+ENGINES = ("auto", "native", "python")
+PACED = -1.0  # expansions_per_update: phases paced by work
+
+
+def native_module():
+  """The shim's module with the engine, or None."""
+  shim, _ = load_shim()
+  return shim if shim is not None and hasattr(shim, "HistoryEngine") else None
+
+
+def cpp_game(game: pyspiel.Game) -> bool:
+  """Whether `game`'s states are OpenSpiel C++ states (not a Python game
+  registered with pyspiel.register_game)."""
+  return type(game).__module__.split(".")[0] == "pyspiel"
+
+
+def native_reason(game: pyspiel.Game) -> str | None:
+  """Why the engine cannot search `game` (None: it can)."""
+  shim, reason = load_shim()
+  if shim is None:
+    return reason
+  if not hasattr(shim, "HistoryEngine"):
+    return "the C++ shim was built without the history engine; rebuild it"
+  if not cpp_game(game):
+    return (f"{game.get_type().short_name}'s states are implemented in "
+            "Python (the engine walks C++ states with the GIL released)")
+  if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+    return "the engine takes turn-based games"
+  if game.num_players() != 2:
+    return "the engine takes two-player games"
+  return None
+
+
+@dataclasses.dataclass
+class EngineResult:
+  """A search's outcome.
+
+  Attributes:
+    policy: {action: probability}, the average policy at the root.
+    value: the searcher's expected return at the root under it.
+    action_values: {action: the searcher's expected return after it} for
+      the actions in the tree.
+    visits: {action: walks through it}.
+    simulations, iterations, walks: growth simulations, CFR+ iterations and
+      walks run; nodes: histories in the tree.
+    seconds: the search's time.
+  """
+  policy: dict[int, float]
+  value: float
+  action_values: dict[int, float]
+  visits: dict[int, float]
+  simulations: int
+  iterations: int
+  walks: int
+  nodes: int
+  seconds: float
+
+
+class PerfectInformationSearch:
+  """SoG's search of a perfect-information game on the native engine: a
+  tree of histories from the searched state, grown one child per
+  simulation (k = 1) by 1/2 PUCT + 1/2 the CFR average policy, leaves
+  valued by `rollouts` uniform random rollouts, solved by CFR+.
+
+  The engine object lives across searches (its arrays are reused); each
+  search starts a fresh tree, as OpenSpiel's MCTS does.
+  """
+
+  def __init__(self, game: pyspiel.Game, *, simulations: int,
+               expansions_per_update: float = PACED, rollouts: int = 1,
+               c_puct: float = 1.0, seed: int = 0,
+               max_nodes: int = 1_000_000, averaging_power: float = 1.0):
+    reason = native_reason(game)
+    if reason is not None:
+      raise ValueError(f"sog: engine=native cannot search {game}: {reason}")
+    shim = native_module()
+    config = shim.HistoryEngineConfig()
+    config.growth = "puct"
+    config.keys = "history"
+    config.rollouts = int(rollouts)
+    config.draw = rollout_values.draw_value(game)
+    config.c_puct = float(c_puct)
+    config.utility_range = float(game.max_utility() - game.min_utility()) or 1.0
+    config.averaging_power = float(averaging_power)
+    config.seed = int(seed) & 0x7FFFFFFFFFFFFFFF
+    self.game = game
+    self.simulations = simulations
+    self.expansions_per_update = expansions_per_update
+    self.max_nodes = max_nodes
+    self.engine = shim.HistoryEngine(game, config)
+    self.last_result: EngineResult | None = None
+
+  def search(self, state: pyspiel.State, deadline: float | None = None
+             ) -> EngineResult:
+    """Searches `state` until `simulations` or `deadline` (a
+    `time.monotonic()` time), whichever comes first."""
+    start = time.monotonic()
+    player = state.current_player()
+    if state.is_terminal() or player not in (0, 1):
+      raise ValueError("sog: the engine searches decisions of player 0 or 1")
+    engine = self.engine
+    engine.clear()
+    engine.add_root(state)
+    engine.row_only(0)
+    seconds = 0.0 if deadline is None else max(deadline - start, 1e-4)
+    sims, iterations, walks = engine.run(
+        self.simulations, self.expansions_per_update, seconds,
+        self.max_nodes)
+    if iterations == 0:
+      engine.iterate()
+      iterations = 1
+    actions, average, visits = engine.row_policy(0)
+    values = engine.node_values()
+    sign = 1.0 if player == 0 else -1.0
+    kids = engine.children(0)
+    action_values = {a: sign * values[c] for a, c in zip(actions, kids)
+                     if c >= 0}
+    self.last_result = EngineResult(
+        policy=dict(zip(actions, average)), value=sign * values[0],
+        action_values=action_values, visits=dict(zip(actions, visits)),
+        simulations=sims, iterations=iterations, walks=walks,
+        nodes=len(engine), seconds=time.monotonic() - start)
+    return self.last_result

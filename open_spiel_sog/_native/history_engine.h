@@ -62,6 +62,7 @@
 
 #include "open_spiel/python/pybind11/pybind11.h"
 #include "open_spiel/spiel.h"
+#include "blake2b.h"  // same folder
 
 namespace open_spiel_sog {
 namespace history_engine {
@@ -229,6 +230,8 @@ class HistoryEngine {
     gadget_player_ = -1; key_ids_.clear(); key_strings_.clear();
     warm_[0].clear(); warm_[1].clear(); origin_index_.clear(); freeze_player_ = -1; freeze_.clear(); pending_.clear();
     iterations_ = 0;
+    values_for_ = -1;
+    kept_for_ = -1;
   }
 
   // --- Building ------------------------------------------------------------
@@ -333,8 +336,8 @@ class HistoryEngine {
   // descendants breadth first, at most `budget` nodes (deeper ones become
   // leaves, valued by `values`, old's node values). Returns nodes added.
   int64_t CopySubtree(const HistoryEngine& old, int64_t n, double weight,
-                      int64_t enter_seq, int64_t budget,
-                      const std::vector<double>& values) {
+                      int64_t enter_seq, int64_t budget) {
+    const std::vector<double>& values = old.NodeValues();
     std::unique_ptr<State> state = old.StateOf(n);
     int64_t root = AddRoot(*state, weight, enter_seq, values[n],
                            old.key_strings_[old.key_[0][n]],
@@ -539,7 +542,16 @@ class HistoryEngine {
 
   // [nodes] player 0's expected return from each node under the average
   // profile (leaves: their values).
-  std::vector<double> NodeValues() const {
+  const std::vector<double>& NodeValues() const {
+    if (values_for_ == Size() + iterations_ * (int64_t{1} << 40)) {
+      return values_cache_;
+    }
+    values_cache_ = ComputeNodeValues();
+    values_for_ = Size() + iterations_ * (int64_t{1} << 40);
+    return values_cache_;
+  }
+
+  std::vector<double> ComputeNodeValues() const {
     const int64_t nodes = Size();
     std::vector<double> values(value_.begin(), value_.end());
     std::vector<double> avg;
@@ -604,8 +616,30 @@ class HistoryEngine {
     d["full"] = std::vector<bool>(full_.begin(), full_.end());
     d["origin"] = origin_;
     d["roots"] = roots_;
+    d["child_start"] = child_start_;
+    d["child_count"] = child_count_;
+    d["children"] = children_;
     return d;
   }
+
+  // Node n's (action, actor, row, reach, is leaf).
+  py::tuple Node(int64_t n) const {
+    if (n < 0 || n >= Size()) Refuse("history engine: no node " + std::to_string(n));
+    return py::make_tuple(action_[n], actor_[n], row_[n], reach_[n],
+                          static_cast<bool>(leaf_[n]));
+  }
+
+  // Both players' keys of every node: ([key0...], [key1...]).
+  py::tuple NodeKeys() const {
+    py::list k0, k1;
+    for (int64_t n = 0; n < Size(); ++n) {
+      k0.append(py::str(key_strings_[key_[0][n]]));
+      k1.append(py::str(key_strings_[key_[1][n]]));
+    }
+    return py::make_tuple(k0, k1);
+  }
+
+  const std::vector<int64_t>& Roots() const { return roots_; }
 
   std::vector<int64_t> Children(int64_t n) const {
     if (leaf_[n]) return {};
@@ -654,6 +688,46 @@ class HistoryEngine {
   }
 
   int64_t iterations() const { return iterations_; }
+
+  // Player p's rows at most `max_level` own actions below the root, but
+  // the gadget's: [(key, actions, average policy)].
+  py::list NearRootRows(int p, int max_level) const {
+    const Rows& rows = rows_[p];
+    py::list out;
+    std::vector<double> avg;
+    for (int64_t r = 0; r < rows.size(); ++r) {
+      if (rows.level[r] > max_level || IsGadgetRow(p, r)) continue;
+      const int64_t off = rows.offset[r], k = rows.count[r];
+      avg.resize(k);
+      rows.Average(r, avg.data());
+      out.append(py::make_tuple(
+          key_strings_[rows.key[r]],
+          std::vector<Action>(rows.action.begin() + off,
+                              rows.action.begin() + off + k),
+          avg));
+    }
+    return out;
+  }
+
+  // The nodes where `actor` acts whose player-q key is `key` (an index
+  // built once per tree: the kept tree's lookups).
+  std::vector<int64_t> KeptNodes(int actor, int q, const std::string& key) {
+    if (kept_for_ != Size() || kept_actor_ != actor) {
+      kept_index_.clear();
+      for (int64_t n = 0; n < Size(); ++n) {
+        if (actor_[n] != actor) continue;
+        for (int p = 0; p < 2; ++p) {
+          kept_index_[key_[p][n] * 2 + p].push_back(n);
+        }
+      }
+      kept_for_ = Size();
+      kept_actor_ = actor;
+    }
+    auto id = key_ids_.find(key);
+    if (id == key_ids_.end()) return {};
+    auto it = kept_index_.find(id->second * 2 + q);
+    return it == kept_index_.end() ? std::vector<int64_t>() : it->second;
+  }
 
   // --- The network hook ----------------------------------------------------
 
@@ -715,9 +789,7 @@ class HistoryEngine {
     if (has_own) head += " a" + std::to_string(own);
     std::string key = head + " | " + obs;
     if (key.size() > kMaxAohChars) {
-      Refuse("history engine: an action-observation key passed " +
-             std::to_string(kMaxAohChars) +
-             " characters (the Python engine hashes those)");
+      key = "#" + blake2b::HexDigest(head, 16) + " | " + obs;
     }
     return key;
   }
@@ -1155,6 +1227,11 @@ class HistoryEngine {
   std::string freeze_key_;
   std::vector<int64_t> pending_;
   int64_t iterations_ = 0;
+  mutable std::vector<double> values_cache_;
+  mutable int64_t values_for_ = -1;
+  std::unordered_map<int64_t, std::vector<int64_t>> kept_index_;
+  int64_t kept_for_ = -1;
+  int kept_actor_ = -1;
   int64_t work_ = 0;  // actions played and walk steps in this phase
   std::vector<std::pair<int, int64_t>> path_;
   std::vector<double> cfr_;
@@ -1196,6 +1273,11 @@ inline void Define(py::module_& m) {
       .def("nodes", &HistoryEngine::Nodes)
       .def("children", &HistoryEngine::Children)
       .def("keys", &HistoryEngine::Keys)
+      .def("node_keys", &HistoryEngine::NodeKeys)
+      .def("node", &HistoryEngine::Node)
+      .def("roots", [](const HistoryEngine& e) { return e.Roots(); })
+      .def("near_root_rows", &HistoryEngine::NearRootRows)
+      .def("kept_nodes", &HistoryEngine::KeptNodes)
       .def("history", &HistoryEngine::History)
       .def("state", &HistoryEngine::StateOf)
       .def("rows", &HistoryEngine::RowsOf)
@@ -1204,6 +1286,10 @@ inline void Define(py::module_& m) {
       .def("set_leaf_values", &HistoryEngine::SetLeafValues)
       .def_property_readonly("iterations", &HistoryEngine::iterations)
       .def("__len__", &HistoryEngine::Size);
+  m.def("blake2b_hex", &blake2b::HexDigest, py::arg("data"),
+        py::arg("digest_size"),
+        "hashlib.blake2b(data, digest_size=n).hexdigest() (the engine's "
+        "long action-observation keys).");
 }
 
 }  // namespace history_engine

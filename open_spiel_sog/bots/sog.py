@@ -404,7 +404,7 @@ def anchored_config(config: SoGConfig) -> anchored.AnchoredConfig:
       order2_histories=config.order2_histories, gadget=config.gadget,
       freeze_other_selves=config.freeze_other_selves,
       simulations=config.search_simulations,
-      expansions_per_update=config.python_expansions_per_update,
+      expansions_per_update=config.expansions_per_update,
       rollouts=config.leaf_rollouts,
       averaging_power=config.averaging_power, seed=config.seed)
 
@@ -456,21 +456,30 @@ class SoGBot(pyspiel.Bot):
       _check_anchored_values(config, self._search_game)
       self.anchored = anchored.AnchoredSearch(
           self._search_game, player, anchored_config(config),
-          config.infostates)
+          config.infostates, native=self._native_anchored())
     self._purify = config.purify and (
         _perfect_information(self._search_game) or self.anchored is not None)
     self._build(config.infostates)
     self.native = self._native_search()
 
+  def _native_anchored(self) -> bool:
+    """Whether the anchored subgame's tree lives on the native engine (see
+    SoGConfig.engine); refuses engine=native, naming why, where it cannot."""
+    config, game = self.config, self._search_game
+    if config.engine == "python":
+      return False
+    reason = engine_lib.native_reason(game)
+    if reason is not None and config.engine == "native":
+      raise ValueError(f"sog: engine=native cannot search {game}: {reason}")
+    return reason is None
+
   def _native_search(self) -> engine_lib.PerfectInformationSearch | None:
     """The native engine's search where `engine` picks it (see SoGConfig),
     else None; refuses engine=native, naming why, where it cannot run."""
     config, game = self.config, self._search_game
-    if config.engine == "python":
-      return None
-    if self.anchored is not None:
-      reason = "the anchored subgame searches it on the Python engine"
-    elif not _perfect_information(game):
+    if config.engine == "python" or self.anchored is not None:
+      return None  # (the anchored subgame picked its engine already)
+    if not _perfect_information(game):
       reason = ("the native engine searches perfect-information games; "
                 "this one is searched over public states")
     else:

@@ -233,6 +233,50 @@ class HistoryTree:
       enters.append((row, len(actions) - 1))
     return enters
 
+  def kept_lookup(self, player: int):
+    """(q, key) -> the nodes where `player` acts whose player-q key is
+    `key`."""
+    index: dict[tuple[int, str], list[int]] = {}
+    for n in range(len(self)):
+      if self.actor[n] == player:
+        for q in (0, 1):
+          index.setdefault((q, self.node_keys[n][q]), []).append(n)
+    return lambda q, key: index.get((q, key), [])
+
+  def near_root_policies(self, levels: int):
+    """(player, key, actions, average policy) of the rows at most `levels`
+    own actions below the root (one more below a gadget), but the
+    gadget's."""
+    for p in (0, 1):
+      rows = self.rows[p]
+      gadget = self.gadget_rows(p)
+      deepest = levels + (1 if gadget else 0)
+      for r in range(len(rows)):
+        if r not in gadget and rows.level[r] <= deepest:
+          yield p, rows.key[r], rows.actions[r], rows.average(r)
+
+  def node_policy(self, n: int) -> tuple[list[int], np.ndarray]:
+    """The actions and average policy of decision node `n`'s row."""
+    rows = self.rows[self.actor[n]]
+    return rows.actions[self.row[n]], rows.average(self.row[n])
+
+  def warm_rows(self):
+    """(player, key, regrets) of each row but the gadget's: the warm start
+    of the next tree's rows made with that key."""
+    for p in (0, 1):
+      rows = self.rows[p]
+      gadget = self.gadget_rows(p)
+      for row in range(len(rows)):
+        if row not in gadget:
+          k = len(rows.actions[row])
+          yield p, rows.key[row], rows.regrets[row, :k].copy()
+
+  def set_warm(self, p: int, key: str, regrets: np.ndarray) -> None:
+    self.warm[(p, key)] = regrets
+
+  def set_freeze(self, player: int, policies: dict, key: str) -> None:
+    self.freeze = (player, policies, key)
+
   def gadget_rows(self, p: int) -> set[int]:
     """Player p's rows that are gadget entries, not infostates."""
     return ({row for row, _, _ in self.gadget} if p == self.gadget_player

@@ -42,6 +42,7 @@ from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.algorithms.sog.anchored import order2
 from open_spiel_sog.algorithms.sog.anchored.history_tree import HistoryTree
 from open_spiel_sog.algorithms.sog.anchored.history_tree import ROOT
+from open_spiel_sog.algorithms.sog.anchored.native_tree import NativeHistoryTree
 from open_spiel_sog.public_state import CHANCE
 from open_spiel_sog.public_state import HistoryKeys
 from open_spiel_sog.public_state import TERMINAL
@@ -73,7 +74,9 @@ class AnchoredConfig:
       simulations is followed by ceil(b / expansions_per_update) CFR+
       iterations (the sog bot's SoG(s, c)), so that a search is a function
       of its seed; under a deadline the CFR phase runs as long as the
-      growth phase took.
+      growth phase took (the native engine: the same count, to the
+      deadline). -1: 1 in Python, phases paced by work on the native
+      engine (`engine.PACED`).
     rollouts: random rollouts per new leaf.
     rollout_max_moves: a rollout still running after this many actions
       scores a draw (0: never cut).
@@ -109,10 +112,11 @@ class AnchoredConfig:
                  "rollouts", "max_nodes", "max_visits"):
       if getattr(self, name) < 1:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-    if not (self.expansions_per_update > 0 and
+    if not ((self.expansions_per_update > 0 or
+             self.expansions_per_update == -1) and
             math.isfinite(self.expansions_per_update)):
-      raise ValueError("expansions_per_update must be a positive number, "
-                       f"got {self.expansions_per_update}")
+      raise ValueError("expansions_per_update must be a positive number or "
+                       f"-1 (auto), got {self.expansions_per_update}")
     if self.keep_nodes < 0 or self.rollout_max_moves < 0:
       raise ValueError("keep_nodes and rollout_max_moves must be >= 0")
 
@@ -159,12 +163,15 @@ class AnchoredSearch:
 
   def __init__(self, game: pyspiel.Game, player: int,
                config: AnchoredConfig | None = None,
-               infostates: str = "auto"):
+               infostates: str = "auto", native: bool = False):
     self.config = config or AnchoredConfig()
     self.config.validate()
     self.game = game
     self.player = player
     self.keys = HistoryKeys(game, infostates)
+    # The tree on the native history engine (native_tree.py) or in Python.
+    self.native = native
+    self._finish_seconds = 0.0
     self.rng = np.random.default_rng(self.config.seed)
     self.reset()
 
@@ -178,16 +185,12 @@ class AnchoredSearch:
 
   # --- The root ---------------------------------------------------------------
 
-  def _kept_index(self) -> dict[tuple[int, str], list[int]]:
-    """The kept tree's nodes where the searcher acts, by (player, that
-    player's key there)."""
-    index: dict[tuple[int, str], list[int]] = {}
-    old = self.tree
-    for n in range(0 if old is None else len(old)):
-      if old.actor[n] == self.player:
-        for q in (0, 1):
-          index.setdefault((q, old.node_keys[n][q]), []).append(n)
-    return index
+  def _kept_lookup(self):
+    """(q, key) -> the kept tree's nodes where the searcher acts whose
+    player-q key is `key`."""
+    if self.tree is None:
+      return lambda q, key: []
+    return self.tree.kept_lookup(self.player)
 
   def _root(self, state: pyspiel.State, deadline: float | None
             ) -> tuple[list[order2.RootHistory], dict[str, list[int]]]:
@@ -195,7 +198,7 @@ class AnchoredSearch:
     key, the indices of its histories."""
     me, opp = self.player, 1 - self.player
     cfg = self.config
-    kept = self._kept_index()
+    kept = self._kept_lookup()
     path, final = order2.key_path(self.keys, state, me)
     seen: set[tuple[int, ...]] = set()
     root: list[order2.RootHistory] = []
@@ -223,7 +226,7 @@ class AnchoredSearch:
                                        self.policies)
     root.append(order2.RootHistory(s, k, chance, reach,
                                    kept=self._kept_node(true)))
-    add_kept(kept.get((me, final[me]), []), cfg.root_histories - 1)
+    add_kept(kept(me, final[me]), cfg.root_histories - 1)
     visits = cfg.max_visits // 2
     if len(root) < cfg.root_histories:
       root += order2.consistent_histories(
@@ -239,7 +242,7 @@ class AnchoredSearch:
       if want <= 0:
         continue
       before = len(root)
-      want -= add_kept(kept.get((opp, key), []), want)
+      want -= add_kept(kept(opp, key), want)
       if want > 0:
         opp_path, _ = order2.key_path(self.keys, root[members[0]].state, opp)
         root += order2.consistent_histories(
@@ -278,23 +281,22 @@ class AnchoredSearch:
     when they are expanded."""
     cfg = self.config
     me, opp = self.player, 1 - self.player
-    tree = HistoryTree(self.game, self.keys, rollouts[0],
-                       int(self.rng.integers(1 << 31)), rollouts[1],
-                       cfg.predictive)
+    seed = int(self.rng.integers(1 << 31))
+    if self.native:
+      tree = NativeHistoryTree(self.game, self.keys, rollouts[0], seed,
+                               rollouts[1], cfg.predictive,
+                               cfg.averaging_power)
+    else:
+      tree = HistoryTree(self.game, self.keys, rollouts[0], seed,
+                         rollouts[1], cfg.predictive)
     old = self.tree
     if old is not None:
-      for p in (0, 1):
-        rows = old.rows[p]
-        gadget = old.gadget_rows(p)
-        for row in range(len(rows)):
-          if row in gadget:
-            continue
-          k = len(rows.actions[row])
-          tree.warm[(p, rows.key[row])] = rows.regrets[row, :k].copy()
+      for p, key, regrets in old.warm_rows():
+        tree.set_warm(p, key, regrets)
     if cfg.freeze_other_selves:
       frozen = {key: np.asarray([probs.get(a, 0.0) for a in sorted(probs)])
                 for key, probs in self.policies.items()}
-      tree.freeze = (me, frozen, root[0].keys[me])
+      tree.set_freeze(me, frozen, root[0].keys[me])
     keys = list(groups)
     values = old.node_values if old is not None else None
     # Per J: p(h | J) by chance x our reach; y(J) the opponent's reach.
@@ -436,6 +438,20 @@ class AnchoredSearch:
       else:  # python_liars_poker: 2 ms an observation string, 300 children
         tree.row_only(first)
     setup = time.monotonic() - start
+    if self.native:
+      # (Under a deadline, the engine stops early by what reading its tree
+      # took at the previous search.)
+      sims, iterations, walks = tree.run(
+          cfg.simulations, cfg.expansions_per_update,
+          None if deadline is None else deadline - self._finish_seconds,
+          cfg.max_nodes)
+      begin = time.monotonic()
+      result = self._finish(tree, root, groups, mine, kept, sims, iterations,
+                            time.monotonic() - start, setup)
+      self._finish_seconds = time.monotonic() - begin
+      result.seconds = time.monotonic() - start
+      return result
+    c = 1.0 if cfg.expansions_per_update == -1 else cfg.expansions_per_update
     root_p = np.asarray([tree.reach[n] for n in tree.roots])
     root_p = root_p / root_p.sum()
     sims = iterations = walks = 0
@@ -456,7 +472,7 @@ class AnchoredSearch:
       # Untimed, a count (the same search in every process); timed, as
       # long as the growth took.
       planned = iterations + max(
-          1, math.ceil((sims - before) / cfg.expansions_per_update))
+          1, math.ceil((sims - before) / c))
       while True:
         iterations += 1
         tree.iterate(iterations, cfg.averaging_power)
@@ -481,11 +497,8 @@ class AnchoredSearch:
     me, opp = self.player, 1 - self.player
     values = tree.node_values
     sign = 1.0 if me == 0 else -1.0
-    rows = tree.rows[me]
-    row = tree.row[mine[0]]
     expanded = [n for n in mine if tree.children[n] is not None]
-    actions = rows.actions[row]
-    average = rows.average(row)
+    actions, average = tree.node_policy(mine[0])
     policy = {a: float(p) for a, p in zip(actions, average)}
     weights = np.asarray([tree.reach[n] for n in (expanded or mine)])
     weights = weights / weights.sum()
@@ -506,17 +519,10 @@ class AnchoredSearch:
     # policies of the rows near the root, by key, kept for POLICY_SEARCHES
     # searches (memory stays bounded over a game).
     self._searches += 1
-    for p in (0, 1):
-      prow = tree.rows[p]
-      gadget = tree.gadget_rows(p)
-      # (Below a gadget, the opponent's rows are one level deeper.)
-      deepest = POLICY_LEVELS + (1 if gadget else 0)
-      for r in range(len(prow)):
-        if r in gadget or prow.level[r] > deepest:
-          continue
-        self.policies[prow.key[r]] = dict(zip(prow.actions[r],
-                                              prow.average(r).tolist()))
-        self._policy_age[prow.key[r]] = self._searches
+    # (Below a gadget, the opponent's rows are one level deeper.)
+    for _, key, actions, average in tree.near_root_policies(POLICY_LEVELS):
+      self.policies[key] = dict(zip(actions, np.asarray(average).tolist()))
+      self._policy_age[key] = self._searches
     stale = [k for k, age in self._policy_age.items()
              if age <= self._searches - POLICY_SEARCHES]
     for k in stale:

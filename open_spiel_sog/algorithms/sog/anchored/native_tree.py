@@ -1,0 +1,266 @@
+"""The anchored subgame's tree on the native history engine (DESIGN.md
+sections 15 and 16).
+
+`NativeHistoryTree` is `history_tree.HistoryTree` with its nodes, rows,
+growth and CFR+ passes in C++ (`_native/history_engine.h`): the same
+building calls (`add_gadget`, `add_root`, `copy_subtree`, `expand`,
+`row_only`, `set_warm`, `set_freeze`), a `run` that grows and solves it in
+one call, and read-only views of what `search.py` reads after a search
+(nodes, keys, rows, node values), fetched once per change of the tree.
+The two hold the same keys and solve a fully expanded tree to the same
+values (tests/history_engine_test.py).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyspiel
+
+from open_spiel_sog.algorithms.sog import engine as engine_lib
+from open_spiel_sog.algorithms.sog import rollout_values
+from open_spiel_sog.algorithms.sog.anchored.history_tree import ROOT
+from open_spiel_sog.public_state import HistoryKeys
+
+
+class _Field:
+  """Per node, one field read from the engine when indexed (a search reads
+  a few nodes; copying every node's would cost more)."""
+
+  def __init__(self, read, size):
+    self._read = read
+    self._size = size
+
+  def __getitem__(self, n: int):
+    return self._read(n)
+
+  def __len__(self) -> int:
+    return self._size()
+
+
+class _RowsView:
+  """One player's rows as `history_tree.Rows` shows them to a reader."""
+
+  def __init__(self, rows: list):
+    self.key = [r[0] for r in rows]
+    self.level = [r[2] for r in rows]
+    self.actions = [list(r[3]) for r in rows]
+    self._average = [r[4] for r in rows]
+    self.regrets = [r[5] for r in rows]
+    self.gadget = {i for i, r in enumerate(rows) if r[6]}
+
+  def __len__(self) -> int:
+    return len(self.key)
+
+  def average(self, row: int) -> np.ndarray:
+    return np.asarray(self._average[row])
+
+
+class NativeHistoryTree:
+  """An anchored subgame's history tree held by the C++ engine."""
+
+  def __init__(self, game: pyspiel.Game, keys: HistoryKeys, rollouts: int,
+               seed: int, max_moves: int = 0, predictive: bool = False,
+               averaging_power: float = 1.0):
+    shim = engine_lib.native_module()
+    config = shim.HistoryEngineConfig()
+    config.growth = "anchored"
+    config.keys = keys.source
+    config.rollouts = int(rollouts)
+    config.rollout_max_moves = int(max_moves)
+    config.draw = rollout_values.draw_value(game)
+    config.predictive = bool(predictive)
+    config.averaging_power = float(averaging_power)
+    config.seed = int(seed) & 0x7FFFFFFFFFFFFFFF
+    self.game = game
+    self.keys = keys
+    self.draw = config.draw
+    self.engine = shim.HistoryEngine(game, config)
+    self._views: dict = {}
+    self._timed = [0, 0.0]
+    self.gadget_player = -1
+
+  def _changed(self) -> None:
+    self._views = {}
+
+  def _view(self, name: str):
+    view = self._views.get(name)
+    if view is None:
+      if name == "node_values":
+        view = np.asarray(self.engine.node_values())
+      elif name == "rows":
+        view = [_RowsView(self.engine.rows(p)) for p in (0, 1)]
+      self._views[name] = view
+    return view
+
+  # --- What search.py reads ---------------------------------------------------
+
+  def __len__(self) -> int:
+    return len(self.engine)
+
+  @property
+  def roots(self) -> list[int]:
+    roots = self._views.get("roots")
+    if roots is None:
+      roots = self._views["roots"] = self.engine.roots()
+    return roots
+
+  def _field(self, i: int) -> _Field:
+    node = self.engine.node
+    return _Field(lambda n: node(n)[i], self.__len__)
+
+  @property
+  def action(self) -> _Field:
+    return self._field(0)
+
+  @property
+  def actor(self) -> _Field:
+    return self._field(1)
+
+  @property
+  def row(self) -> _Field:
+    return self._field(2)
+
+  @property
+  def reach(self) -> _Field:
+    return self._field(3)
+
+  @property
+  def children(self) -> _Field:
+    node, children = self.engine.node, self.engine.children
+    return _Field(lambda n: None if node(n)[4] else children(n), self.__len__)
+
+  @property
+  def node_keys(self) -> _Field:
+    return _Field(self.engine.keys, self.__len__)
+
+  @property
+  def rows(self) -> list[_RowsView]:
+    return self._view("rows")
+
+  @property
+  def node_values(self) -> np.ndarray:
+    return self._view("node_values")
+
+  def gadget_rows(self, p: int) -> set[int]:
+    return self.rows[p].gadget
+
+  def history(self, n: int) -> list[int]:
+    return self.engine.history(n)
+
+  def history_state(self, n: int) -> pyspiel.State:
+    return self.engine.state(n)
+
+  def kept_lookup(self, player: int):
+    """(q, key) -> the nodes where `player` acts whose player-q key is
+    `key`."""
+    return lambda q, key: self.engine.kept_nodes(player, q, key)
+
+  def near_root_policies(self, levels: int):
+    """(player, key, actions, average policy) of the rows at most `levels`
+    own actions below the root (one more below a gadget), but the
+    gadget's."""
+    for p in (0, 1):
+      deepest = levels + (1 if p == self.gadget_player else 0)
+      for key, actions, average in self.engine.near_root_rows(p, deepest):
+        yield p, key, actions, average
+
+  def node_policy(self, n: int) -> tuple[list[int], np.ndarray]:
+    """The actions and average policy of decision node `n`'s row."""
+    actions, average, _ = self.engine.row_policy(n)
+    return list(actions), np.asarray(average)
+
+  def warm_rows(self):
+    """(player, key, regrets) of each row but the gadget's."""
+    for p in (0, 1):
+      rows = self.rows[p]
+      for r in range(len(rows)):
+        if r not in rows.gadget:
+          yield p, rows.key[r], np.asarray(rows.regrets[r])
+
+  # --- Building ---------------------------------------------------------------
+
+  def set_warm(self, p: int, key: str, regrets: np.ndarray) -> None:
+    self.engine.warm(p, key, list(map(float, regrets)))
+
+  def set_freeze(self, player: int, policies: dict, key: str) -> None:
+    self.engine.freeze(player, {k: list(map(float, v))
+                                for k, v in policies.items()}, key)
+
+  def add_gadget(self, player: int, alternatives: list, priors: list
+                 ) -> list[int]:
+    self._changed()
+    self.gadget_player = player
+    return self.engine.add_gadget(
+        player, [0.0 if a is None else float(a) for a in alternatives],
+        [a is not None for a in alternatives], [float(p) for p in priors])
+
+  @staticmethod
+  def _enter(opponent_root) -> int:
+    if isinstance(opponent_root, tuple):
+      if opponent_root != (ROOT, 0):
+        raise ValueError(f"not an enter sequence: {opponent_root}")
+      return 0
+    return int(opponent_root)
+
+  def add_root(self, state: pyspiel.State, keys: tuple[str, str],
+               weight: float, opponent_root=(ROOT, 0),
+               value: float | None = None) -> int:
+    self._changed()
+    return self.engine.add_root(
+        state, float(weight), self._enter(opponent_root),
+        float("nan") if value is None else float(value), keys[0], keys[1])
+
+  def copy_subtree(self, old: "NativeHistoryTree", n: int, weight: float,
+                   opponent_root, budget: int) -> int:
+    self._changed()
+    return self.engine.copy_subtree(old.engine, n, float(weight),
+                                    self._enter(opponent_root), int(budget))
+
+  def expand(self, n: int) -> None:
+    self._changed()
+    begin = time.perf_counter()
+    self.engine.expand(n)
+    self.record_expansion(len(self.engine.children(n)),
+                          time.perf_counter() - begin)
+
+  def row_only(self, n: int) -> None:
+    self._changed()
+    self.engine.row_only(n)
+
+  def record_expansion(self, children: int, seconds: float) -> None:
+    self._timed[0] += children
+    self._timed[1] += seconds
+
+  def child_seconds(self, n: int) -> float:
+    """Seconds one child of leaf `n` takes to build (state, keys), timed
+    on its first legal action in Python (an upper bound of the C++ cost)."""
+    state = self.history_state(n)
+    a = state.legal_actions()[0]
+    begin = time.perf_counter()
+    child = state.child(a)
+    self.keys.root(child) if self.keys.source == "string" else None
+    return time.perf_counter() - begin
+
+  # --- Searching --------------------------------------------------------------
+
+  def run(self, simulations: int, expansions_per_update: float,
+          deadline: float | None, max_nodes: int) -> tuple[int, int, int]:
+    """Growth and CFR+ in one call (see `engine.py`'s phases): returns
+    (simulations, iterations, walks)."""
+    self._changed()
+    seconds = 0.0 if deadline is None else max(deadline - time.monotonic(),
+                                               1e-4)
+    sims, iterations, walks = self.engine.run(
+        simulations, expansions_per_update, seconds, max_nodes)
+    if iterations == 0:
+      self.engine.iterate()
+      iterations = 1
+    return sims, iterations, walks
+
+  def iterate(self, t: int = 0, power: float = 1.0) -> None:
+    """One CFR+ iteration (the engine counts t itself)."""
+    del t, power
+    self._changed()
+    self.engine.iterate()

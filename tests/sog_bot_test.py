@@ -763,7 +763,9 @@ def _reachable(bot, state):
 
 @pytest.mark.parametrize("game_string,params", [
     ("leduc_poker", {"simulations": 30, "value_function": "rollout"}),
-    ("breakthrough(rows=5,columns=5)", {"simulations": 30}),
+    # (The public-state path: the native engine keeps no public states.)
+    ("breakthrough(rows=5,columns=5)", {"simulations": 30,
+                                        "engine": "python"}),
     # Sampled public states, replaced when play leaves the sample.
     ("dark_hex(num_rows=3,num_cols=3)", {"simulations": 20, "max_histories": 8, "subgame": "public_state",
                                          "value_function": "rollout"}),
@@ -813,7 +815,9 @@ def test_pruning_bounds_memory_and_changes_no_decision(game_string, params):
 
 
 @pytest.mark.parametrize("game_string,params", [
-    ("breakthrough(rows=5,columns=5)", {"simulations": 30}),
+    # (The public-state path: the native engine keeps no public states.)
+    ("breakthrough(rows=5,columns=5)", {"simulations": 30,
+                                        "engine": "python"}),
     ("dark_hex(num_rows=3,num_cols=3)", {"simulations": 20, "max_histories": 8, "subgame": "public_state",
                                          "value_function": "rollout"}),
 ])
@@ -888,7 +892,8 @@ def test_pruning_a_perfect_information_tree_makes_no_infostate_strings():
   had made those of 10,000 dropped public states, 0.3 s after its
   deadline."""
   game = pyspiel.load_game("breakthrough(rows=5,columns=5)")
-  bot = pyspiel.load_bot("sog", game, 0, {"simulations": 40, "seed": 0})
+  bot = pyspiel.load_bot("sog", game, 0, {"simulations": 40, "seed": 0,
+                                         "engine": "python"})
   state = game.new_initial_state()
   bot.step(state)
   observer = bot.observer

@@ -33,6 +33,9 @@ from open_spiel_sog.algorithms.sog import rollout_values
 
 ENGINES = ("auto", "native", "python")
 PACED = -1.0  # expansions_per_update: phases paced by work
+# Games whose chance nodes have more outcomes (yacht: 7,776 rolls) keep the
+# Python engine, which samples them.
+MAX_CHANCE_OUTCOMES = 256
 
 
 def native_module():
@@ -61,6 +64,10 @@ def native_reason(game: pyspiel.Game) -> str | None:
     return "the engine takes turn-based games"
   if game.num_players() != 2:
     return "the engine takes two-player games"
+  if game.max_chance_outcomes() > MAX_CHANCE_OUTCOMES:
+    return (f"its chance nodes have up to {game.max_chance_outcomes()} "
+            f"outcomes (the engine expands a chance node in full; at most "
+            f"{MAX_CHANCE_OUTCOMES})")
   return None
 
 

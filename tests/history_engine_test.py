@@ -1,0 +1,278 @@
+"""The native history engine (DESIGN.md section 16) against its Python twin
+(`anchored/history_tree.py`) and OpenSpiel's own answers: the same
+infostate keys and root sets, the same solved values on fully expanded
+trees, repeatable searches, the time limit kept, flat memory, and the
+Python engine wherever the native one cannot run."""
+
+import os
+import hashlib
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pyspiel
+import pytest
+
+import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
+from open_spiel_sog.algorithms.sog import engine as engine_lib
+from open_spiel_sog.algorithms.sog.anchored import AnchoredConfig
+from open_spiel_sog.algorithms.sog.anchored import AnchoredSearch
+from open_spiel_sog.algorithms.sog.anchored.history_tree import HistoryTree
+from open_spiel_sog.algorithms.sog.anchored.native_tree import NativeHistoryTree
+from open_spiel_sog.public_state import HistoryKeys
+
+SHIM = engine_lib.native_module()
+pytestmark = pytest.mark.skipif(
+    SHIM is None, reason="the C++ shim is not built")  # (make test builds it)
+
+TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+
+
+def _play(game, actions):
+  state = game.new_initial_state()
+  for a in actions:
+    state.apply_action(a)
+  return state
+
+
+def _grow_all(tree, max_nodes=10**6):
+  """Gives every leaf of `tree` its children until none is left."""
+  frontier = list(tree.roots)
+  while frontier:
+    nxt = []
+    for n in frontier:
+      if tree.actor[n] == TERMINAL:
+        continue
+      if tree.children[n] is None:
+        tree.expand(n)
+      nxt.extend(tree.children[n])
+    frontier = nxt
+    assert len(tree) < max_nodes
+
+
+def test_blake2b_matches_hashlib():
+  for data in ["", "abc", "x" * 127, "y" * 128, "z" * 129, "é" * 700]:
+    assert SHIM.blake2b_hex(data, 16) == hashlib.blake2b(
+        data.encode(), digest_size=16).hexdigest()
+
+
+@pytest.mark.parametrize("game_string,moves", [
+    ("phantom_ttt", [4, 0]),
+    ("dark_hex(num_rows=3,num_cols=3)", [4]),
+    # Keys past 512 characters: their prefix is hashed (BLAKE2b).
+    ("kriegspiel", []),
+])
+def test_keys_equal_history_keys(game_string, moves):
+  game = pyspiel.load_game(game_string)
+  keys = HistoryKeys(game)
+  state = _play(game, moves)
+  tree = NativeHistoryTree(game, keys, rollouts=1, seed=0)
+  tree.add_root(state, keys.root(state), 1.0)
+  rng = np.random.default_rng(0)
+  frontier, checked, long_keys = [tree.roots[0]], 0, 0
+  # Two levels in full, then one random path 30 actions deep.
+  for depth in range(32):
+    nxt = []
+    for n in frontier:
+      if tree.actor[n] == TERMINAL:
+        continue
+      tree.expand(n)
+      nxt.extend(tree.children[n])
+    for n in nxt:
+      expected = keys.root(tree.history_state(n))
+      assert tuple(tree.node_keys[n]) == expected
+      long_keys += any(k.startswith("#") for k in expected)
+      checked += 1
+    frontier = nxt if depth < 1 else (
+        [nxt[int(rng.integers(len(nxt)))]] if nxt else [])
+  assert checked > 20
+  if game_string == "kriegspiel":
+    assert long_keys > 0
+
+
+def _same_tree(game, roots):
+  """Both engines' trees over the same root histories, fully expanded."""
+  keys = HistoryKeys(game)
+  trees = [HistoryTree(game, keys, rollouts=1, seed=0),
+           NativeHistoryTree(game, keys, rollouts=1, seed=0)]
+  for tree in trees:
+    for state, weight in roots:
+      tree.add_root(state, keys.root(state), weight)
+    _grow_all(tree)
+  assert len(trees[0]) == len(trees[1])
+  return trees
+
+
+def test_solved_values_equal_python_engine_and_openspiel():
+  """dark_hex 2x2 from its root, fully expanded: 1,000 CFR+ iterations give
+  the Python engine's node values to 1e-6, and the root's value is the
+  game's value by OpenSpiel's CFR+."""
+  game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2,gameversion=adh)")
+  python, native = _same_tree(game, [(game.new_initial_state(), 1.0)])
+  for t in range(1, 1001):
+    python.iterate(t)
+    native.iterate()
+  np.testing.assert_allclose(native.node_values, python.node_values,
+                             atol=1e-6)
+  solver = pyspiel.CFRPlusSolver(game)
+  for _ in range(200):
+    solver.evaluate_and_update_policy()
+  expected = pyspiel.expected_returns(game.new_initial_state(),
+                                      solver.average_policy(), -1, True)[0]
+  assert native.node_values[0] == pytest.approx(expected, abs=1e-3)
+
+
+def test_late_phantom_ttt_with_a_gadget_solves_as_python():
+  """phantom_ttt from a late position, several root histories under the
+  Resolve gadget: the same node values and root policies as Python."""
+  game = pyspiel.load_game("phantom_ttt")
+  keys = HistoryKeys(game)
+  starts = [_play(game, h) for h in
+            ([4, 0, 8, 3, 6, 1, 5], [4, 0, 1, 8, 6, 3, 5],
+             [4, 0, 8, 3, 6, 1, 5])]
+  trees = [HistoryTree(game, keys, rollouts=1, seed=0),
+           NativeHistoryTree(game, keys, rollouts=1, seed=0)]
+  for tree in trees:
+    enters = tree.add_gadget(1, [0.2, None, -0.1], [0.5, 0.3, 0.2])
+    for state, enter, weight in zip(starts, enters, (0.5, 0.3, 0.2)):
+      tree.add_root(state, keys.root(state), weight, enter)
+    _grow_all(tree)
+  python, native = trees
+  assert len(python) == len(native)
+  for t in range(1, 301):
+    python.iterate(t)
+    native.iterate()
+  np.testing.assert_allclose(native.node_values, python.node_values,
+                             atol=1e-6)
+  for n in native.roots:
+    if native.actor[n] >= 0:
+      np.testing.assert_allclose(native.node_policy(n)[1],
+                                 python.node_policy(n)[1], atol=1e-6)
+
+
+@pytest.mark.parametrize("game_string,moves", [
+    ("phantom_ttt", [4, 0, 8]),
+    ("dark_hex(num_rows=3,num_cols=3)", [4, 0]),
+])
+def test_root_sets_equal(game_string, moves):
+  """The first search at a position draws the same root histories on
+  either engine (the draws are Python's, before any tree exists)."""
+  game = pyspiel.load_game(game_string)
+  state = _play(game, moves)
+  player = state.current_player()
+  roots = []
+  for native in (False, True):
+    search = AnchoredSearch(game, player, AnchoredConfig(simulations=20,
+                                                         seed=3),
+                            native=native)
+    result = search.search(state)
+    roots.append(([tuple(h.state.history()) for h in search.last_root],
+                  result.root_histories, result.opponent_infostates))
+  assert roots[0] == roots[1]
+  assert len(roots[0][0]) > 1
+
+
+def test_perfect_information_solve_is_minimax():
+  """tic_tac_toe from a late position, its whole tree grown: the engine's
+  root value is the minimax value (OpenSpiel's alpha-beta)."""
+  from open_spiel.python.algorithms import minimax  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game("tic_tac_toe")
+  for moves in ([4, 0, 8, 2], [0, 4, 8, 2, 6]):
+    state = _play(game, moves)
+    expected, _ = minimax.alpha_beta_search(game, state.clone(),
+                                            maximizing_player_id=0)
+    search = engine_lib.PerfectInformationSearch(game, simulations=3000,
+                                                 rollouts=1, seed=0)
+    result = search.search(state)
+    sign = 1.0 if state.current_player() == 0 else -1.0
+    assert sign * result.value == pytest.approx(expected, abs=0.02)
+    best = max(result.policy, key=result.policy.get)
+    assert sign * result.action_values[best] == pytest.approx(expected,
+                                                              abs=0.02)
+
+
+def test_searches_repeat_from_a_seed():
+  game = pyspiel.load_game("connect_four")
+  state = _play(game, [3, 3, 2])
+  out = []
+  for _ in range(2):
+    search = engine_lib.PerfectInformationSearch(game, simulations=500,
+                                                 seed=7)
+    out.append([search.search(state).policy for _ in range(2)])
+  assert out[0] == out[1]
+  assert out[0][0] != out[0][1]  # (the stream goes on between searches)
+  game = pyspiel.load_game("phantom_ttt")
+  results = []
+  for _ in range(2):
+    search = AnchoredSearch(game, 0, AnchoredConfig(simulations=300, seed=2),
+                            native=True)
+    r = search.search(game.new_initial_state())
+    results.append((r.policy, r.value, r.nodes, r.iterations))
+  assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("game_string", ["connect_four", "phantom_ttt"])
+def test_time_limit_is_kept(game_string):
+  game = pyspiel.load_game(game_string)
+  bot = pyspiel.load_bot(f"sog(time_limit=0.5,engine=native,seed=1)", game, 0)
+  state = game.new_initial_state()
+  for _ in range(3):
+    begin = time.monotonic()
+    action = bot.step(state)
+    seconds = time.monotonic() - begin
+    assert seconds <= 0.5 * 1.1 + 0.05, seconds
+    state.apply_action(action)
+    state.apply_action(state.legal_actions()[0])
+
+
+def _rss_mb() -> float:
+  with open("/proc/self/statm") as f:
+    return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def test_memory_stays_flat_over_200_searches():
+  game = pyspiel.load_game("connect_four")
+  search = engine_lib.PerfectInformationSearch(game, simulations=2000,
+                                               seed=0)
+  state = _play(game, [3, 3])
+  for _ in range(20):
+    search.search(state)
+  before = _rss_mb()
+  for _ in range(180):
+    search.search(state)
+  assert _rss_mb() - before < 10.0
+
+
+def test_python_games_and_no_shim_fall_back_to_python():
+  game = pyspiel.load_game("python_tic_tac_toe")
+  bot = pyspiel.load_bot("sog(simulations=20)", game, 0)
+  assert bot.native is None
+  assert bot.step(game.new_initial_state()) in range(9)
+  with pytest.raises(ValueError, match="engine=native cannot search.*Python"):
+    pyspiel.load_bot("sog(engine=native)", game, 0)
+  code = ("import pyspiel, open_spiel_sog\n"
+          "g = pyspiel.load_game('connect_four')\n"
+          "b = pyspiel.load_bot('sog(simulations=20)', g, 0)\n"
+          "assert b.native is None\n"
+          "print('move', b.step(g.new_initial_state()))\n"
+          "g = pyspiel.load_game('phantom_ttt')\n"
+          "b = pyspiel.load_bot('sog(simulations=20)', g, 0)\n"
+          "assert not b.anchored.native\n"
+          "print('move', b.step(g.new_initial_state()))\n")
+  env = dict(os.environ, OPEN_SPIEL_SOG_DISABLE_SHIM="1")
+  out = subprocess.run([sys.executable, "-c", code], env=env,
+                       capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stderr
+  assert out.stdout.count("move") == 2
+
+
+def test_engine_parameter():
+  game = pyspiel.load_game("connect_four")
+  assert pyspiel.load_bot("sog", game, 0).native is not None
+  assert pyspiel.load_bot("sog(engine=python)", game, 0).native is None
+  with pytest.raises(ValueError, match="unknown engine 'fast'"):
+    pyspiel.load_bot("sog(engine=fast)", game, 0)
+  game = pyspiel.load_game("phantom_ttt")
+  assert pyspiel.load_bot("sog", game, 0).anchored.native
+  assert not pyspiel.load_bot("sog(engine=python)", game, 0).anchored.native

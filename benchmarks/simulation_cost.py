@@ -1,19 +1,25 @@
 r"""Cost of a simulation: SoG against OpenSpiel's C++ MCTS, side by side.
 
-  python benchmarks/simulation_cost.py --json
+  python benchmarks/simulation_cost.py --simulations=1000,10000 --json
 
 For each game of --games (perfect-information games), at --positions
 positions (the initial state, then states reached by uniformly random moves
-from a fixed seed), a fresh SoG(--simulations, 1) bot (`pyspiel.load_bot("sog",
-...)` with --sog_params) and a fresh `pyspiel.MCTSBot` (--simulations
-simulations, uct_c 2, a `RandomRolloutEvaluator` with one rollout) each take
-one decision, in turn, in this process, --repeats times. Reported: the
-median seconds per decision of each, and their ratio (SoG / MCTS), per game
-(over positions and repeats). Both searches are timed from `step` to its
-return. By default SoG's rollout value function plays one random game per
-leaf (`rollouts=1`), as MCTS's evaluator does per simulation, so that the
-ratio compares equal work; `--sog_params=value_function=rollout` compares
-the bots as configured (sog's default is 8 rollouts per leaf history).
+from a fixed seed), and each count of --simulations, a fresh SoG(s, c) bot
+per engine of --engines (`pyspiel.load_bot("sog", ...)` with --sog_params
+and `engine=...`: "native" is the C++ history engine, "python" the public-
+state GT-CFR) and a fresh `pyspiel.MCTSBot` (s simulations, uct_c 2, a
+`RandomRolloutEvaluator` with one rollout) each take one decision, in turn,
+in this process, --repeats times. Reported: the median seconds per decision
+of each, and their ratio (SoG / MCTS), per game, count and engine (over
+positions and repeats). By default SoG values a leaf with one random game
+(`rollouts=1`), as MCTS's evaluator does per simulation, so that the ratio
+compares equal work; its expansions_per_update is its default (-1: paced by
+work on the native engine, 1 on the Python one).
+
+--anchored_games (fog-of-war games searched by the anchored subgame) adds,
+per game and engine, the histories in the tree and the CFR+ iterations of
+a first search of --anchored_seconds from the initial state (medians of
+--repeats, each with its own seed) and the native/python ratios.
 """
 
 import json
@@ -31,8 +37,18 @@ import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
 _GAMES = flags.DEFINE_string(
     "games", "connect_four;chess;go(board_size=9)",
     "Perfect-information games, separated by ';'.")
-_SIMULATIONS = flags.DEFINE_integer("simulations", 100,
-                                    "Simulations of both searches.")
+_SIMULATIONS = flags.DEFINE_list(
+    "simulations", ["1000", "10000"],
+    "Simulations of both searches, one measurement per count.")
+_ENGINES = flags.DEFINE_list("engines", ["native"],
+                             "SoG's engines to measure: native, python.")
+_ANCHORED = flags.DEFINE_string(
+    "anchored_games", "phantom_ttt",
+    "Fog-of-war games whose anchored search is measured by histories and "
+    "iterations per --anchored_seconds, engine against engine "
+    "(';'-separated; empty: none).")
+_ANCHORED_SECONDS = flags.DEFINE_float("anchored_seconds", 1.0,
+                                       "time_limit of those searches.")
 _SOG_PARAMS = flags.DEFINE_string(
     "sog_params", "value_function=rollout,rollouts=1",
     "Other sog parameters, 'name=value,...' (default: one rollout per leaf, "
@@ -69,48 +85,90 @@ def positions(game: pyspiel.Game, count: int, seed: int) -> list:
   return out
 
 
-def measure(game_string: str) -> dict:
+def measure(game_string: str, simulations: int) -> list[dict]:
   game = pyspiel.load_game(game_string)
   if (game.get_type().information !=
       pyspiel.GameType.Information.PERFECT_INFORMATION):
     raise ValueError(f"simulation_cost: {game_string} is not a perfect-"
                      "information game (OpenSpiel's MCTS needs one)")
-  sog_times, mcts_times = [], []
+  sog_times = {engine: [] for engine in _ENGINES.value}
+  mcts_times = []
   for state in positions(game, _POSITIONS.value, _SEED.value):
     player = state.current_player()
     for rep in range(_REPEATS.value):
-      params = [p for p in _SOG_PARAMS.value.split(",") if p] + [
-          f"simulations={_SIMULATIONS.value}", f"seed={rep}"]
-      sog = pyspiel.load_bot(f"sog({','.join(params)})", game, player)
+      for engine in _ENGINES.value:
+        params = [p for p in _SOG_PARAMS.value.split(",") if p] + [
+            f"simulations={simulations}", f"seed={rep}", f"engine={engine}"]
+        sog = pyspiel.load_bot(f"sog({','.join(params)})", game, player)
+        start = time.perf_counter()
+        sog.step(state)
+        sog_times[engine].append(time.perf_counter() - start)
       mcts = pyspiel.MCTSBot(game, pyspiel.RandomRolloutEvaluator(1, rep),
-                             2.0, _SIMULATIONS.value, 10**9, False, rep,
-                             False)
-      start = time.perf_counter()
-      sog.step(state)
-      sog_times.append(time.perf_counter() - start)
+                             2.0, simulations, 10**9, False, rep, False)
       start = time.perf_counter()
       mcts.step(state)
       mcts_times.append(time.perf_counter() - start)
-  sog_median = statistics.median(sog_times)
   mcts_median = statistics.median(mcts_times)
-  return {"game": game_string, "decisions": len(sog_times),
-          "sog_seconds": sog_median, "mcts_seconds": mcts_median,
-          "ratio": sog_median / mcts_median}
+  return [{"game": game_string, "simulations": simulations, "engine": engine,
+           "decisions": len(times),
+           "sog_seconds": statistics.median(times),
+           "mcts_seconds": mcts_median,
+           "ratio": statistics.median(times) / mcts_median}
+          for engine, times in sog_times.items()]
+
+
+def measure_anchored(game_string: str) -> dict:
+  """Histories and CFR+ iterations of first searches of the anchored
+  subgame, per engine (medians of --repeats seeds)."""
+  game = pyspiel.load_game(game_string)
+  out = {"game": game_string, "seconds": _ANCHORED_SECONDS.value}
+  for engine in ("python", "native"):
+    nodes, iterations, took = [], [], []
+    for rep in range(_REPEATS.value):
+      bot = pyspiel.load_bot(
+          f"sog(subgame=anchored,engine={engine},seed={rep},"
+          f"time_limit={_ANCHORED_SECONDS.value})", game, 0)
+      start = time.perf_counter()
+      bot.step(game.new_initial_state())
+      took.append(time.perf_counter() - start)
+      result = bot.anchored.last_result
+      nodes.append(result.nodes)
+      iterations.append(result.iterations)
+    out[engine] = {"histories": statistics.median(nodes),
+                   "iterations": statistics.median(iterations),
+                   "seconds": statistics.median(took)}
+  out["histories_ratio"] = (out["native"]["histories"] /
+                            out["python"]["histories"])
+  out["iterations_ratio"] = (out["native"]["iterations"] /
+                             out["python"]["iterations"])
+  return out
 
 
 def main(argv):
   del argv
   rows = []
   for game_string in [g for g in _GAMES.value.split(";") if g]:
-    row = measure(game_string)
-    rows.append(row)
-    print(f"{row['game']}: SoG {row['sog_seconds']:.4f} s, MCTS "
-          f"{row['mcts_seconds']:.4f} s per decision of "
-          f"{_SIMULATIONS.value} simulations (medians of "
-          f"{row['decisions']}): ratio {row['ratio']:.1f}", flush=True)
+    for simulations in map(int, _SIMULATIONS.value):
+      for row in measure(game_string, simulations):
+        rows.append(row)
+        print(f"{row['game']}: SoG ({row['engine']}) {row['sog_seconds']:.4f}"
+              f" s, MCTS {row['mcts_seconds']:.4f} s per decision of "
+              f"{simulations} simulations (medians of {row['decisions']}): "
+              f"ratio {row['ratio']:.2f}", flush=True)
+  anchored = []
+  for game_string in [g for g in _ANCHORED.value.split(";") if g]:
+    row = measure_anchored(game_string)
+    anchored.append(row)
+    print(f"{game_string}: a {row['seconds']:g} s anchored search holds "
+          f"{row['native']['histories']:.0f} histories after "
+          f"{row['native']['iterations']:.0f} CFR+ iterations on the native "
+          f"engine, {row['python']['histories']:.0f} after "
+          f"{row['python']['iterations']:.0f} on the Python one (ratios "
+          f"{row['histories_ratio']:.1f} and {row['iterations_ratio']:.1f})",
+          flush=True)
   if _JSON.value:
-    print(json.dumps({"simulations": _SIMULATIONS.value,
-                      "sog_params": _SOG_PARAMS.value, "rows": rows}))
+    print(json.dumps({"sog_params": _SOG_PARAMS.value, "rows": rows,
+                      "anchored": anchored}))
 
 
 if __name__ == "__main__":

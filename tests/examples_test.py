@@ -205,13 +205,24 @@ def test_new_games_strength_rejects_bad_params_in_one_line(flags, message):
 
 def test_simulation_cost_times_both_searches_side_by_side():
   result = _run("benchmarks/simulation_cost.py", "--games=connect_four",
-                "--simulations=5", "--positions=2", "--repeats=1", "--json")
+                "--simulations=5,20", "--positions=2", "--repeats=1",
+                "--engines=native,python", "--anchored_games=phantom_ttt",
+                "--anchored_seconds=0.2", "--json")
   assert result.returncode == 0, result.stderr
-  row = json.loads(result.stdout.strip().splitlines()[-1])["rows"][0]
-  assert row["decisions"] == 2
-  assert row["sog_seconds"] > 0 and row["mcts_seconds"] > 0
-  assert row["ratio"] == pytest.approx(row["sog_seconds"] /
-                                       row["mcts_seconds"])
+  out = json.loads(result.stdout.strip().splitlines()[-1])
+  rows = out["rows"]
+  assert [(r["simulations"], r["engine"]) for r in rows] == [
+      (5, "native"), (5, "python"), (20, "native"), (20, "python")]
+  for row in rows:
+    assert row["decisions"] == 2
+    assert row["sog_seconds"] > 0 and row["mcts_seconds"] > 0
+    assert row["ratio"] == pytest.approx(row["sog_seconds"] /
+                                         row["mcts_seconds"])
+  anchored = out["anchored"][0]
+  assert anchored["native"]["histories"] > 0
+  assert anchored["python"]["iterations"] > 0
+  assert anchored["histories_ratio"] == pytest.approx(
+      anchored["native"]["histories"] / anchored["python"]["histories"])
   refused = _run("benchmarks/simulation_cost.py", "--games=kuhn_poker")
   assert refused.returncode == 2
   assert "not a perfect-information game" in refused.stderr

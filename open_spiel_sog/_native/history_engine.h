@@ -195,6 +195,9 @@ struct Config {
   bool predictive = false;
   double averaging_power = 1.0;
   double c_puct = 1.0;
+  // PUCT growth samples (1 - cfr_mix) PUCT + cfr_mix the CFR average
+  // policy at each decision (GT-CFR's pi_select: 1/2).
+  double cfr_mix = 0.5;
   double utility_range = 1.0;
   bool network_leaves = false;  // leaves wait for set_leaf_values
   uint64_t seed = 0;
@@ -310,9 +313,16 @@ class HistoryEngine {
     if (actor_[n] == kChance) {
       auto outcomes = state.ChanceOutcomes();
       ReserveChildren(n, static_cast<int64_t>(outcomes.size()));
+      // PUCT growth adds one decision child per simulation; a chance
+      // node's outcomes all join at once, each valued by the chance node's
+      // own value until a walk drawn through it grows it (rollouts for
+      // every outcome, 36 in backgammon, would not fit one simulation).
+      const double inherited =
+          config_.growth == "puct" ? value_[n]
+                                   : std::numeric_limits<double>::quiet_NaN();
       for (size_t i = 0; i < outcomes.size(); ++i) {
         AddChild(n, static_cast<int64_t>(i), outcomes[i].first,
-                 outcomes[i].second);
+                 outcomes[i].second, inherited);
       }
     } else {
       MakeRow(n);
@@ -442,7 +452,7 @@ class HistoryEngine {
           ++sims;
           ++grown;
         }
-        if (((walks & 15) == 0) && past()) break;
+        if (past()) break;
         if (paced && static_cast<double>(work_) * kVisitsPerAction >=
                          iteration_work) {
           break;
@@ -731,6 +741,14 @@ class HistoryEngine {
 
   // --- The network hook ----------------------------------------------------
 
+  // Rollouts per new leaf and their cut (0: none; a cut rollout scores the
+  // draw value), e.g. fitted to a time limit.
+  void SetRollouts(int rollouts, int64_t max_moves) {
+    if (rollouts < 1) Refuse("history engine: rollouts must be >= 1");
+    config_.rollouts = rollouts;
+    config_.rollout_max_moves = max_moves;
+  }
+
   // Leaves made since the last call that wait for a value (network_leaves).
   std::vector<int64_t> PendingLeaves() const { return pending_; }
 
@@ -838,8 +856,10 @@ class HistoryEngine {
              " acts at a history; the engine takes two-player turn-based "
              "games");
     }
-    if (std::isnan(value)) {
-      value = actor == kTerminal ? state->Returns()[0] : Rollout(*state);
+    if (actor == kTerminal && state != nullptr) {
+      value = state->Returns()[0];
+    } else if (std::isnan(value)) {
+      value = Rollout(*state);
       if (config_.network_leaves && actor != kTerminal) pending_.push_back(n);
     }
     parent_.push_back(parent);
@@ -974,7 +994,8 @@ class HistoryEngine {
     return row;
   }
 
-  int64_t AddChild(int64_t n, int64_t slot, Action a, double prob) {
+  int64_t AddChild(int64_t n, int64_t slot, Action a, double prob,
+                   double value = std::numeric_limits<double>::quiet_NaN()) {
     const State& state = *states_[n];
     std::unique_ptr<State> child = state.Child(a);
     auto keys = ChildKeys(n, state, a, *child);
@@ -992,8 +1013,7 @@ class HistoryEngine {
     }
     const int64_t c =
         AddNode(n, slot, a, prob, reach_[n] * prob, std::move(child),
-                keys.first, keys.second, seqs,
-                std::numeric_limits<double>::quiet_NaN(), depth_[n] + 1,
+                keys.first, keys.second, seqs, value, depth_[n] + 1,
                 origin_[n]);
     children_[child_start_[n] + slot] = c;
     leaf_[n] = 0;
@@ -1189,11 +1209,13 @@ class HistoryEngine {
       for (int64_t i = 0; i < k; ++i) cfr_[i] = 1.0 / static_cast<double>(k);
       cfr_total = 1.0;
     }
+    const double mix = config_.cfr_mix;
+    if (mix <= 0.0) return best;
     const double u = Uniform(rng_);
     double running = 0.0;
-    const double scale = 1.0 / (1.0 + 1.0);  // 1/2 PUCT + 1/2 CFR
     for (int64_t i = 0; i < k; ++i) {
-      running += scale * ((i == best ? 1.0 : 0.0) + cfr_[i] / cfr_total);
+      running += (1.0 - mix) * (i == best ? 1.0 : 0.0) +
+                 mix * cfr_[i] / cfr_total;
       if (u < running) return i;
     }
     return k - 1;
@@ -1248,6 +1270,7 @@ inline void Define(py::module_& m) {
       .def_readwrite("predictive", &Config::predictive)
       .def_readwrite("averaging_power", &Config::averaging_power)
       .def_readwrite("c_puct", &Config::c_puct)
+      .def_readwrite("cfr_mix", &Config::cfr_mix)
       .def_readwrite("utility_range", &Config::utility_range)
       .def_readwrite("network_leaves", &Config::network_leaves)
       .def_readwrite("seed", &Config::seed);
@@ -1282,6 +1305,7 @@ inline void Define(py::module_& m) {
       .def("state", &HistoryEngine::StateOf)
       .def("rows", &HistoryEngine::RowsOf)
       .def("row_policy", &HistoryEngine::RowPolicy)
+      .def("set_rollouts", &HistoryEngine::SetRollouts)
       .def("pending_leaves", &HistoryEngine::PendingLeaves)
       .def("set_leaf_values", &HistoryEngine::SetLeafValues)
       .def_property_readonly("iterations", &HistoryEngine::iterations)

@@ -88,7 +88,7 @@ class SoGConfig:
       (fractional: ceil(1/c) updates per simulation); -1 (the default) is
       1 on the Python engine and, on the native engine, phases paced by
       work (`engine.PACED`: one CFR+ iteration after each phase whose
-      rollouts and walks played about a twentieth of the iteration's node
+      rollouts and walks played a hundredth of the iteration's node
       visits, so that the passes stay a bounded share of a search).
     top_k: children added per expansion, by prior; -1 picks 1 for perfect
       information games and 0 (all children) otherwise.

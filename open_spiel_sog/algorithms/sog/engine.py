@@ -12,10 +12,10 @@ The engine needs the shim and a game whose states are OpenSpiel C++ states
 (`native_reason`); Python games (scotland_yard, python_*) and a machine
 without the shim keep the Python engine, with no error.
 
-Phases: SoG(s, c) runs phases of c simulations, each followed by ceil(c / c)
-CFR+ iterations; `PACED` (c = -1, the default on the engine) paces them by
+Phases: SoG(s, c) runs phases of c simulations, each followed by one CFR+
+iteration (ceil(1 / c) where c < 1); `PACED` (c = -1, the default on the engine) paces them by
 work instead, one iteration after each phase whose rollouts and walks
-played about a twentieth of the iteration's node visits, so that the passes
+played a hundredth of the iteration's node visits, so that the passes
 stay a bounded share of a search however large its tree grows (with a fixed
 c the cost of a simulation grows with the tree). Both are counts: an
 untimed search is a function of its seed.
@@ -109,7 +109,8 @@ class PerfectInformationSearch:
   def __init__(self, game: pyspiel.Game, *, simulations: int,
                expansions_per_update: float = PACED, rollouts: int = 1,
                c_puct: float = 1.0, seed: int = 0,
-               max_nodes: int = 1_000_000, averaging_power: float = 1.0):
+               max_nodes: int = 1_000_000, averaging_power: float = 1.0,
+               cfr_mix: float = 0.5):
     reason = native_reason(game)
     if reason is not None:
       raise ValueError(f"sog: engine=native cannot search {game}: {reason}")
@@ -120,6 +121,7 @@ class PerfectInformationSearch:
     config.rollouts = int(rollouts)
     config.draw = rollout_values.draw_value(game)
     config.c_puct = float(c_puct)
+    config.cfr_mix = float(cfr_mix)
     config.utility_range = float(game.max_utility() - game.min_utility()) or 1.0
     config.averaging_power = float(averaging_power)
     config.seed = int(seed) & 0x7FFFFFFFFFFFFFFF
@@ -129,6 +131,35 @@ class PerfectInformationSearch:
     self.max_nodes = max_nodes
     self.engine = shim.HistoryEngine(game, config)
     self.last_result: EngineResult | None = None
+    self.rollouts = int(rollouts)
+    self._shim = shim
+    self._per_rollout: tuple[float, float] | None = None  # seconds, moves
+    self.fitted: tuple[int, int] = (self.rollouts, 0)
+
+  # Under a time limit, one simulation's rollouts may take this share of
+  # it (a search of at least about 100 simulations).
+  SIMULATION_SHARE = 0.01
+
+  def _fit_rollouts(self, state: pyspiel.State, left: float) -> None:
+    """Fewer rollouts per leaf (at least 1), then rollouts cut after a
+    number of actions (scored as a draw), where one simulation's would take
+    more than SIMULATION_SHARE of the time `left` (hive: 16 ms a rollout).
+    Timed once per game on 3 rollouts from the first searched state."""
+    if self._per_rollout is None:
+      begin = time.perf_counter()
+      _, _, moves = self._shim.random_rollouts(state, 3, 1)
+      self._per_rollout = ((time.perf_counter() - begin) / 3,
+                           max(moves / 3, 1.0))
+    seconds, moves = self._per_rollout
+    allowed = self.SIMULATION_SHARE * max(left, 0.0)
+    fit = int(allowed / max(seconds, 1e-12))
+    rollouts = max(1, min(self.rollouts, fit))
+    max_moves = 0
+    if fit < 1:
+      max_moves = max(1, int(allowed / (seconds / moves)))
+    if (rollouts, max_moves) != self.fitted:
+      self.engine.set_rollouts(rollouts, max_moves)
+      self.fitted = (rollouts, max_moves)
 
   def search(self, state: pyspiel.State, deadline: float | None = None
              ) -> EngineResult:
@@ -139,6 +170,8 @@ class PerfectInformationSearch:
     if state.is_terminal() or player not in (0, 1):
       raise ValueError("sog: the engine searches decisions of player 0 or 1")
     engine = self.engine
+    if deadline is not None:
+      self._fit_rollouts(state, deadline - start)
     engine.clear()
     engine.add_root(state)
     engine.row_only(0)

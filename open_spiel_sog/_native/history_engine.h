@@ -198,6 +198,10 @@ struct Config {
   // PUCT growth samples (1 - cfr_mix) PUCT + cfr_mix the CFR average
   // policy at each decision (GT-CFR's pi_select: 1/2).
   double cfr_mix = 0.5;
+  // PUCT's action values: "cfr" (the latest update's counterfactual values
+  // over the opponent's reach: GT-CFR's) or "rollouts" (the mean of the
+  // leaf values made below each child, as MCTS backs rollouts up).
+  std::string q_values = "cfr";
   double utility_range = 1.0;
   bool network_leaves = false;  // leaves wait for set_leaf_values
   uint64_t seed = 0;
@@ -224,7 +228,7 @@ class HistoryEngine {
 
   void Clear() {
     for (auto& r : rows_) r.Reset(1);
-    parent_.clear(); action_.clear(); slot_.clear(); edge_.clear();
+    parent_.clear(); backed_sum_.clear(); backed_n_.clear(); action_.clear(); slot_.clear(); edge_.clear();
     reach_.clear(); actor_.clear(); key_[0].clear(); key_[1].clear();
     seq_[0].clear(); seq_[1].clear(); value_.clear(); child_start_.clear();
     child_count_.clear(); children_.clear(); row_.clear(); depth_.clear();
@@ -863,6 +867,8 @@ class HistoryEngine {
       if (config_.network_leaves && actor != kTerminal) pending_.push_back(n);
     }
     parent_.push_back(parent);
+    backed_sum_.push_back(value);
+    backed_n_.push_back(1.0);
     slot_.push_back(slot);
     action_.push_back(action);
     edge_.push_back(edge);
@@ -1098,10 +1104,13 @@ class HistoryEngine {
     int64_t n = roots_.size() == 1 ? roots_[0] : roots_[Sample(root_cdf_)];
     const bool puct = config_.growth == "puct";
     path_.clear();
+    walk_.clear();
     while (true) {
       const int actor = actor_[n];
+      walk_.push_back(n);
       if (actor == kTerminal) {
         for (auto [q, s] : path_) rows_[q].visits[s] += 1.0;
+        BackUp(value_[n], 1);
         return false;
       }
       if (actor == kChance) {
@@ -1159,12 +1168,23 @@ class HistoryEngine {
       path_.push_back({actor, rows.offset[row_[n]] + slot});
       int64_t c = children_[child_start_[n] + slot];
       if (c < 0) {
-        AddChild(n, slot, rows.action[rows.offset[row_[n]] + slot], 1.0);
+        c = AddChild(n, slot, rows.action[rows.offset[row_[n]] + slot], 1.0);
         Finish(n);
         for (auto [q, s] : path_) rows_[q].visits[s] += 1.0;
+        BackUp(value_[c], 0);
         return true;
       }
       n = c;
+    }
+  }
+
+  // Adds a leaf value to the walk's nodes' backed-up means (the last
+  // `skip_last` nodes already count it).
+  void BackUp(double v, int skip_last) {
+    const size_t end = walk_.size() - static_cast<size_t>(skip_last);
+    for (size_t i = 0; i < end; ++i) {
+      backed_sum_[walk_[i]] += v;
+      backed_n_[walk_[i]] += 1.0;
     }
   }
 
@@ -1182,9 +1202,15 @@ class HistoryEngine {
     const double prior = 1.0 / static_cast<double>(k);
     int64_t best = 0;
     double best_score = 0.0;
+    const bool backed = config_.q_values == "rollouts";
+    const double sign = p == 0 ? 1.0 : -1.0;
     for (int64_t i = 0; i < k; ++i) {
       double q = 0.0;
-      if (normaliser > 0.0 && iterations_ > 0) {
+      if (backed) {
+        const int64_t c = children_[child_start_[n] + i];
+        q = c >= 0 ? sign * backed_sum_[c] / backed_n_[c]
+                   : sign * backed_sum_[n] / backed_n_[n];
+      } else if (normaliser > 0.0 && iterations_ > 0) {
         q = (rows.active[off + i] ? rows.value[off + i] : fpu) / normaliser;
       }
       const double score = q + config_.c_puct * u_range * prior * sqrt_total /
@@ -1231,6 +1257,8 @@ class HistoryEngine {
       depth_, origin_, origin_index_;
   std::vector<Action> action_;
   std::vector<double> edge_, reach_, value_;
+  std::vector<double> backed_sum_, backed_n_;  // leaf values made below
+  std::vector<int64_t> walk_;                  // the nodes of a walk
   std::vector<int> actor_;
   std::vector<int64_t> key_[2], seq_[2];
   std::vector<uint8_t> leaf_, full_;
@@ -1271,6 +1299,7 @@ inline void Define(py::module_& m) {
       .def_readwrite("averaging_power", &Config::averaging_power)
       .def_readwrite("c_puct", &Config::c_puct)
       .def_readwrite("cfr_mix", &Config::cfr_mix)
+      .def_readwrite("q_values", &Config::q_values)
       .def_readwrite("utility_range", &Config::utility_range)
       .def_readwrite("network_leaves", &Config::network_leaves)
       .def_readwrite("seed", &Config::seed);

@@ -110,7 +110,7 @@ class PerfectInformationSearch:
                expansions_per_update: float = PACED, rollouts: int = 1,
                c_puct: float = 1.0, seed: int = 0,
                max_nodes: int = 1_000_000, averaging_power: float = 1.0,
-               cfr_mix: float = 0.5):
+               cfr_mix: float = 0.5, q_values: str = "rollouts"):
     reason = native_reason(game)
     if reason is not None:
       raise ValueError(f"sog: engine=native cannot search {game}: {reason}")
@@ -122,6 +122,7 @@ class PerfectInformationSearch:
     config.draw = rollout_values.draw_value(game)
     config.c_puct = float(c_puct)
     config.cfr_mix = float(cfr_mix)
+    config.q_values = q_values
     config.utility_range = float(game.max_utility() - game.min_utility()) or 1.0
     config.averaging_power = float(averaging_power)
     config.seed = int(seed) & 0x7FFFFFFFFFFFFFFF

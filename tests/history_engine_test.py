@@ -281,3 +281,17 @@ def test_engine_parameter():
   game = pyspiel.load_game("phantom_ttt")
   assert pyspiel.load_bot("sog", game, 0).anchored.native
   assert not pyspiel.load_bot("sog(engine=python)", game, 0).anchored.native
+
+
+def test_puct_values_parameter():
+  game = pyspiel.load_game("connect_four")
+  state = _play(game, [3, 3])
+  policies = []
+  for values in ("backed_up", "cfr"):
+    bot = pyspiel.load_bot(f"sog(simulations=300,puct_values={values})",
+                           game, 0)
+    bot.step(state)
+    policies.append(bot.last_decision().policy)
+  assert policies[0] != policies[1]  # (different trees grown)
+  with pytest.raises(ValueError, match="unknown puct_values 'mean'"):
+    pyspiel.load_bot("sog(puct_values=mean)", game, 0)

@@ -412,7 +412,7 @@ class HistoryEngine {
   // square of its simulations). Both are counts, so an untimed search is a
   // function of its seed. Returns (simulations, iterations, walks). The GIL
   // is released.
-  static constexpr double kVisitsPerAction = 100.0;
+  static constexpr double kVisitsPerAction = 50.0;
 
   std::tuple<int64_t, int64_t, int64_t> Run(int64_t simulations,
                                             double expansions_per_update,

@@ -23,7 +23,7 @@ Parameters (all optional; see `SoGConfig` for the meaning of each):
   search_opponent_nodes, exact_tolerance, exact_max_iterations, rollouts,
   checkpoint, time_limit, infostates, max_histories, policy_threshold,
   subgame, root_histories, order2_histories, gadget, freeze_other_selves,
-  purify, leaf_rollouts, engine.
+  purify, leaf_rollouts, engine, puct_values.
 
 Perfect-information games of C++ states are searched by the native history
 engine (`algorithms/sog/engine.py`, DESIGN.md section 16): GT-CFR over a
@@ -88,7 +88,7 @@ class SoGConfig:
       (fractional: ceil(1/c) updates per simulation); -1 (the default) is
       1 on the Python engine and, on the native engine, phases paced by
       work (`engine.PACED`: one CFR+ iteration after each phase whose
-      rollouts and walks played a hundredth of the iteration's node
+      rollouts and walks played a fiftieth of the iteration's node
       visits, so that the passes stay a bounded share of a search).
     top_k: children added per expansion, by prior; -1 picks 1 for perfect
       information games and 0 (all children) otherwise.
@@ -167,6 +167,12 @@ class SoGConfig:
       where it cannot run) or "python" (the public-state GT-CFR of
       `algorithms/sog/gt_cfr.py`, the only engine before 2026-11-28).
       Under "native" a leaf is valued by `rollouts` random rollouts.
+    puct_values: the native engine's perfect-information growth: the action
+      values its PUCT half reads, "backed_up" (the mean of the leaf values
+      made below each child, as MCTS backs rollouts up) or "cfr" (the
+      latest regret update's counterfactual values over the opponent's
+      reach, GT-CFR's and the Python engine's); the CFR+ solve and the
+      policy played are the same under both. docs/engine.md measures them.
     policy_threshold: the bot plays (and `get_policy` gives) the searched
       policy with the actions below this probability dropped and the rest
       renormalised, the largest always kept (thresholding: Ganzfried and
@@ -202,6 +208,7 @@ class SoGConfig:
   leaf_rollouts: int = 4
   purify: bool = True
   engine: str = "auto"
+  puct_values: str = "backed_up"
 
   # simulations=-1 (auto): the count without a time limit, and the cap
   # (out of reach) that leaves a time-limited search to the clock.
@@ -268,6 +275,10 @@ class SoGConfig:
       raise ValueError("sog: expansions_per_update must be a positive "
                        "number or -1 (auto: 1, paced by work on the native "
                        f"engine), got {self.expansions_per_update}")
+    if self.puct_values not in engine_lib.PUCT_VALUES:
+      raise ValueError(
+          f"sog: unknown puct_values {self.puct_values!r}; supported: "
+          f"{', '.join(map(repr, engine_lib.PUCT_VALUES))}")
     if self.engine not in engine_lib.ENGINES:
       raise ValueError(f"sog: unknown engine {self.engine!r}; supported: "
                        f"{', '.join(map(repr, engine_lib.ENGINES))}")
@@ -498,7 +509,8 @@ class SoGBot(pyspiel.Bot):
         game, simulations=config.search_simulations,
         expansions_per_update=engine_lib.PACED if c == -1 else c,
         rollouts=config.rollouts, c_puct=config.c_puct, seed=config.seed,
-        averaging_power=config.averaging_power)
+        averaging_power=config.averaging_power,
+        puct_values=config.puct_values)
 
   def _build(self, infostates: str) -> None:
     """The observer, value function and resolver, on `infostates` keys."""

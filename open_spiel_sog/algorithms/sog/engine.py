@@ -15,7 +15,7 @@ without the shim keep the Python engine, with no error.
 Phases: SoG(s, c) runs phases of c simulations, each followed by one CFR+
 iteration (ceil(1 / c) where c < 1); `PACED` (c = -1, the default on the engine) paces them by
 work instead, one iteration after each phase whose rollouts and walks
-played a hundredth of the iteration's node visits, so that the passes
+played a fiftieth of the iteration's node visits, so that the passes
 stay a bounded share of a search however large its tree grows (with a fixed
 c the cost of a simulation grows with the tree). Both are counts: an
 untimed search is a function of its seed.
@@ -32,6 +32,8 @@ from open_spiel_sog._native import load_shim
 from open_spiel_sog.algorithms.sog import rollout_values
 
 ENGINES = ("auto", "native", "python")
+# PUCT's action values in perfect-information growth (SoGConfig.puct_values).
+PUCT_VALUES = ("backed_up", "cfr")
 PACED = -1.0  # expansions_per_update: phases paced by work
 # Games whose chance nodes have more outcomes (yacht: 7,776 rolls) keep the
 # Python engine, which samples them.
@@ -99,8 +101,11 @@ class EngineResult:
 class PerfectInformationSearch:
   """SoG's search of a perfect-information game on the native engine: a
   tree of histories from the searched state, grown one child per
-  simulation (k = 1) by 1/2 PUCT + 1/2 the CFR average policy, leaves
-  valued by `rollouts` uniform random rollouts, solved by CFR+.
+  simulation (k = 1) by 1/2 PUCT + 1/2 the CFR average policy (`cfr_mix`),
+  PUCT reading `puct_values` ("backed_up": the mean of the leaf values
+  made below each child; "cfr": the latest update's counterfactual
+  values), leaves valued by `rollouts` uniform random rollouts, solved by
+  CFR+; the policy is the root's CFR average.
 
   The engine object lives across searches (its arrays are reused); each
   search starts a fresh tree, as OpenSpiel's MCTS does.
@@ -110,7 +115,7 @@ class PerfectInformationSearch:
                expansions_per_update: float = PACED, rollouts: int = 1,
                c_puct: float = 1.0, seed: int = 0,
                max_nodes: int = 1_000_000, averaging_power: float = 1.0,
-               cfr_mix: float = 0.5, q_values: str = "rollouts"):
+               cfr_mix: float = 0.5, puct_values: str = "backed_up"):
     reason = native_reason(game)
     if reason is not None:
       raise ValueError(f"sog: engine=native cannot search {game}: {reason}")
@@ -122,7 +127,10 @@ class PerfectInformationSearch:
     config.draw = rollout_values.draw_value(game)
     config.c_puct = float(c_puct)
     config.cfr_mix = float(cfr_mix)
-    config.q_values = q_values
+    if puct_values not in PUCT_VALUES:
+      raise ValueError(f"sog: unknown puct_values {puct_values!r}; "
+                       f"supported: {', '.join(map(repr, PUCT_VALUES))}")
+    config.q_values = "rollouts" if puct_values == "backed_up" else "cfr"
     config.utility_range = float(game.max_utility() - game.min_utility()) or 1.0
     config.averaging_power = float(averaging_power)
     config.seed = int(seed) & 0x7FFFFFFFFFFFFFFF

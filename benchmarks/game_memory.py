@@ -38,6 +38,10 @@ _EVERY = flags.DEFINE_integer("every", 10,
                               "Print a line every this many decisions.")
 _SEED = flags.DEFINE_integer("seed", 0,
                              "Seed of the chance outcomes and the bots.")
+_SOG_PARAMS = flags.DEFINE_string(
+    "sog_params", "", "Other sog parameters, 'name=value,...' (e.g. "
+    "engine=python: the public-state path, whose public states the rows "
+    "count; the native engine holds none).")
 _JSON = flags.DEFINE_bool("json", False,
                           "Also print the figures as JSON on the last line.")
 
@@ -100,10 +104,10 @@ def main(argv):
     raise app.UsageError("--max_moves and --every must be at least 1")
   try:
     game = pyspiel.load_game(_GAME.value)
-    bots = [pyspiel.load_bot("sog", game, p,
-                             {"time_limit": _TIME_LIMIT.value,
-                              "seed": _SEED.value + p})
-            for p in range(2)]
+    extra = f",{_SOG_PARAMS.value}" if _SOG_PARAMS.value else ""
+    bots = [pyspiel.load_bot(
+        f"sog(time_limit={_TIME_LIMIT.value},seed={_SEED.value + p}{extra})",
+        game, p) for p in range(2)]
   except (ValueError, pyspiel.SpielError) as e:
     raise app.UsageError(f"--game={_GAME.value}: {e}")
   rng = np.random.default_rng(_SEED.value)

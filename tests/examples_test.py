@@ -109,7 +109,8 @@ def test_train_coverage_records_trains_fails_and_timeouts(tmp_path):
 def test_game_memory_reports_memory_and_decisions_over_a_game():
   result = _run("benchmarks/game_memory.py",
                 "--game=breakthrough(rows=4,columns=3)", "--time_limit=0.05",
-                "--max_moves=4", "--every=2", "--json")
+                "--max_moves=4", "--every=2", "--sog_params=engine=python",
+                "--json")
   assert result.returncode == 0, result.stderr
   summary = json.loads(result.stdout.strip().splitlines()[-1])
   # (No game of 4x3 breakthrough ends before its fifth move: a pawn needs

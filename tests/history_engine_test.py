@@ -295,3 +295,33 @@ def test_puct_values_parameter():
   assert policies[0] != policies[1]  # (different trees grown)
   with pytest.raises(ValueError, match="unknown puct_values 'mean'"):
     pyspiel.load_bot("sog(puct_values=mean)", game, 0)
+
+
+def test_network_hook_hands_leaves_over_in_one_batch():
+  """With network_leaves, a run stops after a growth phase whose new
+  leaves wait for values; Python sets them in one call and the solve uses
+  them (here: every pending leaf valued as a loss for player 0, whose
+  rollouts value the position near a win, moves the root's value down)."""
+  game = pyspiel.load_game("phantom_ttt")
+  keys = HistoryKeys(game)
+  values = []
+  for network in (False, True):
+    config = SHIM.HistoryEngineConfig()
+    config.keys = keys.source
+    config.network_leaves = network
+    config.seed = 3
+    engine = SHIM.HistoryEngine(game, config)
+    state = _play(game, [4, 0])
+    engine.add_root(state, 1.0, 0, float("nan"), *keys.root(state))
+    sims, _, _ = engine.run(5, 5.0, 0.0, 10**6)
+    if network:
+      pending = engine.pending_leaves()
+      assert sims == 5 and len(pending) > 5
+      engine.set_leaf_values(pending, [-1.0] * len(pending))
+      assert not engine.pending_leaves()
+      with pytest.raises(ValueError, match="one value per node"):
+        engine.set_leaf_values(pending, [1.0])
+    for _ in range(50):
+      engine.iterate()
+    values.append(engine.node_values()[0])
+  assert values[1] < -0.9 and values[0] > values[1] + 0.5

@@ -614,43 +614,13 @@ class HistoryEngine {
     return out;
   }
 
-  // Per node: (parent, action, actor, row, edge, reach, value, depth, is
-  // leaf, origin) as lists (copied; for reading results and the kept tree).
-  py::dict Nodes() const {
-    py::dict d;
-    d["parent"] = parent_;
-    d["action"] = action_;
-    d["actor"] = actor_;
-    d["row"] = row_;
-    d["edge"] = edge_;
-    d["reach"] = reach_;
-    d["value"] = value_;
-    d["depth"] = depth_;
-    d["leaf"] = std::vector<bool>(leaf_.begin(), leaf_.end());
-    d["full"] = std::vector<bool>(full_.begin(), full_.end());
-    d["origin"] = origin_;
-    d["roots"] = roots_;
-    d["child_start"] = child_start_;
-    d["child_count"] = child_count_;
-    d["children"] = children_;
-    return d;
-  }
-
   // Node n's (action, actor, row, reach, is leaf).
   py::tuple Node(int64_t n) const {
-    if (n < 0 || n >= Size()) Refuse("history engine: no node " + std::to_string(n));
+    if (n < 0 || n >= Size()) {
+      Refuse("history engine: no node " + std::to_string(n));
+    }
     return py::make_tuple(action_[n], actor_[n], row_[n], reach_[n],
                           static_cast<bool>(leaf_[n]));
-  }
-
-  // Both players' keys of every node: ([key0...], [key1...]).
-  py::tuple NodeKeys() const {
-    py::list k0, k1;
-    for (int64_t n = 0; n < Size(); ++n) {
-      k0.append(py::str(key_strings_[key_[0][n]]));
-      k1.append(py::str(key_strings_[key_[1][n]]));
-    }
-    return py::make_tuple(k0, k1);
   }
 
   const std::vector<int64_t>& Roots() const { return roots_; }
@@ -1322,10 +1292,8 @@ inline void Define(py::module_& m) {
            py::arg("max_nodes"))
       .def("iterate", &HistoryEngine::Iterate)
       .def("node_values", &HistoryEngine::NodeValues)
-      .def("nodes", &HistoryEngine::Nodes)
       .def("children", &HistoryEngine::Children)
       .def("keys", &HistoryEngine::Keys)
-      .def("node_keys", &HistoryEngine::NodeKeys)
       .def("node", &HistoryEngine::Node)
       .def("roots", [](const HistoryEngine& e) { return e.Roots(); })
       .def("near_root_rows", &HistoryEngine::NearRootRows)

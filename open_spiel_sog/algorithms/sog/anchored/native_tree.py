@@ -5,8 +5,9 @@ sections 15 and 16).
 growth and CFR+ passes in C++ (`_native/history_engine.h`): the same
 building calls (`add_gadget`, `add_root`, `copy_subtree`, `expand`,
 `row_only`, `set_warm`, `set_freeze`), a `run` that grows and solves it in
-one call, and read-only views of what `search.py` reads after a search
-(nodes, keys, rows, node values), fetched once per change of the tree.
+one call, and what `search.py` reads after a search: per-node fields read
+from the engine when indexed (a search reads a few nodes), and the rows
+and node values, fetched once per change of the tree.
 The two hold the same keys and solve a fully expanded tree to the same
 values (tests/history_engine_test.py).
 """

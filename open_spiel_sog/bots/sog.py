@@ -34,8 +34,8 @@ instead (`algorithms/sog/anchored/`, DESIGN.md section 15): its own
 infostate and the order-2 set around it, grown by histories and kept across
 its moves.
 
-The module is long (about 800 lines) for one concern: `SoGConfig` documents
-each of its 30 parameters where they are read, and what bends a decision
+The module is long (about 890 lines) for one concern: `SoGConfig` documents
+each of its 28 parameters where they are read, and what bends a decision
 to `time_limit` (rollouts fitted to it, garbage collected before it) is
 the bot's own and lives beside it.
 """

@@ -4,8 +4,9 @@ infostate keys and root sets, the same solved values on fully expanded
 trees, repeatable searches, the time limit kept, flat memory, and the
 Python engine wherever the native one cannot run."""
 
-import os
 import hashlib
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -325,3 +326,26 @@ def test_network_hook_hands_leaves_over_in_one_batch():
       engine.iterate()
     values.append(engine.node_values()[0])
   assert values[1] < -0.9 and values[0] > values[1] + 0.5
+
+
+def test_ctrl_c_stops_a_long_search():
+  """A search holds no GIL while it runs; Ctrl-C (SIGINT) still raises
+  KeyboardInterrupt out of it within a moment, not at its end."""
+  code = ("import sys, pyspiel, open_spiel_sog\n"
+          "from open_spiel_sog.algorithms.sog import engine\n"
+          "g = pyspiel.load_game('connect_four')\n"
+          "s = engine.PerfectInformationSearch(g, simulations=10**8)\n"
+          "print('searching', flush=True)\n"
+          "try:\n"
+          "  s.search(g.new_initial_state())\n"
+          "except KeyboardInterrupt:\n"
+          "  print('interrupted', flush=True)\n")
+  proc = subprocess.Popen([sys.executable, "-c", code],
+                          stdout=subprocess.PIPE, text=True)
+  assert proc.stdout.readline().strip() == "searching"
+  time.sleep(1.0)
+  proc.send_signal(signal.SIGINT)
+  begin = time.monotonic()
+  out, _ = proc.communicate(timeout=60)
+  assert "interrupted" in out
+  assert time.monotonic() - begin < 5.0

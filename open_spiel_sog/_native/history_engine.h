@@ -457,6 +457,7 @@ class HistoryEngine {
           ++grown;
         }
         if (past()) break;
+        if ((walks & 1023) == 0) CheckSignals();
         if (paced && static_cast<double>(work_) * kVisitsPerAction >=
                          iteration_work) {
           break;
@@ -475,6 +476,7 @@ class HistoryEngine {
         Iterate();
         ++iterations;
         if (past()) break;
+        if ((iterations & 63) == 0) CheckSignals();
       }
       bool done = sims >= limit || Size() >= max_nodes || past() ||
                   walks >= walk_cap;
@@ -482,6 +484,13 @@ class HistoryEngine {
       if (done) break;
     }
     return {sims, iterations, walks};
+  }
+
+  // Lets Python's signal handlers run (Ctrl-C raises KeyboardInterrupt
+  // out of a long `run`, which holds no GIL otherwise).
+  static void CheckSignals() {
+    py::gil_scoped_acquire acquire;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   }
 
   // One CFR+ iteration (HistoryTree.iterate): alternating updates, player

@@ -203,12 +203,27 @@ def _plot(rows: list[dict], path: str) -> None:
   plt.close(fig)
 
 
+def _check_opponent() -> None:
+  """Refuses, in one line and before any worker starts, a game or an
+  opponent bot that does not load (an unknown name, a bad parameter)."""
+  import open_spiel_sog  # pylint: disable=g-import-not-at-top,unused-import
+  try:
+    game = pyspiel.load_game(_GAME.value)
+    pyspiel.load_bot(_OPPONENT.value.replace("{seed}", "0"), game, 1)
+  except (pyspiel.SpielError, ValueError, RuntimeError) as e:
+    words = " ".join(str(e).split()) or repr(e)  # (OpenSpiel's list: one line)
+    print(f"head_to_head: --game={_GAME.value} --opponent={_OPPONENT.value}: "
+          f"{words}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   if _NUM_GAMES.value < 2 or _NUM_GAMES.value % 2:
     raise app.UsageError("--num_games must be even (duplicate seats)")
   params = _sog_params(_SOG_PARAMS.value)
+  _check_opponent()
   rows = []
   ctx = multiprocessing.get_context("spawn")
   with ctx.Pool(_WORKERS.value) as pool:

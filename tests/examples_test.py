@@ -374,3 +374,13 @@ def test_jps_rejects_a_zero_sum_game_clearly():
   assert result.returncode != 0
   assert "IDENTICAL" in result.stderr
   assert "Traceback" not in result.stderr
+
+
+def test_head_to_head_refuses_an_opponent_that_does_not_load():
+  result = _run("benchmarks/head_to_head.py", "--game=phantom_ttt",
+                "--opponent=random(seed={seed})", "--num_games=2")
+  assert result.returncode == 2
+  assert "--opponent=random(seed={seed}): Unknown bot 'random'" in (
+      result.stderr)
+  assert "uniform_random" in result.stderr.splitlines()[-1]
+  assert "Traceback" not in result.stderr

@@ -63,6 +63,7 @@
 #include "open_spiel/python/pybind11/pybind11.h"
 #include "open_spiel/spiel.h"
 #include "blake2b.h"  // same folder
+#include "rollouts.h"  // same folder
 
 namespace open_spiel_sog {
 namespace history_engine {
@@ -82,16 +83,8 @@ constexpr size_t kMaxAohChars = 512;  // infostates.py's _MAX_AOH_CHARS
   throw std::invalid_argument(message);
 }
 
-inline uint64_t Mix(uint64_t& state) {  // SplitMix64, as shim.cc
-  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-inline double Uniform(uint64_t& state) {
-  return static_cast<double>(Mix(state) >> 11) * 0x1.0p-53;
-}
+using rollouts::Uniform;
+inline uint64_t Mix(uint64_t& state) { return rollouts::SplitMix64(state); }
 
 // One player's rows: infostates where it acts, each a run of slots (its
 // legal actions) in the flat sequence arrays, after `num_root` root
@@ -228,16 +221,31 @@ class HistoryEngine {
 
   void Clear() {
     for (auto& r : rows_) r.Reset(1);
-    parent_.clear(); backed_sum_.clear(); backed_n_.clear(); action_.clear(); slot_.clear(); edge_.clear();
-    reach_.clear(); actor_.clear(); key_[0].clear(); key_[1].clear();
-    seq_[0].clear(); seq_[1].clear(); value_.clear(); child_start_.clear();
-    child_count_.clear(); children_.clear(); row_.clear(); depth_.clear();
-    origin_.clear(); states_.clear(); leaf_.clear(); full_.clear();
-    roots_.clear(); root_history_.clear(); gadget_.clear();
-    gadget_player_ = -1; key_ids_.clear(); key_strings_.clear();
-    warm_[0].clear(); warm_[1].clear(); origin_index_.clear(); freeze_player_ = -1; freeze_.clear(); pending_.clear();
+    for (auto* v : {&parent_, &slot_, &child_start_, &child_count_, &row_,
+                    &depth_, &origin_, &origin_index_, &children_, &roots_,
+                    &key_[0], &key_[1], &seq_[0], &seq_[1]}) {
+      v->clear();
+    }
+    for (auto* v : {&edge_, &reach_, &value_, &backed_sum_, &backed_n_}) {
+      v->clear();
+    }
+    action_.clear();
+    actor_.clear();
+    leaf_.clear();
+    full_.clear();
+    states_.clear();
+    root_history_.clear();
+    gadget_.clear();
+    gadget_player_ = -1;
+    key_ids_.clear();
+    key_strings_.clear();
+    warm_[0].clear();
+    warm_[1].clear();
+    freeze_player_ = -1;
+    freeze_.clear();
+    pending_.clear();
     iterations_ = 0;
-    values_for_ = -1;
+    values_valid_ = false;
     kept_for_ = -1;
   }
 
@@ -500,6 +508,7 @@ class HistoryEngine {
   // updates regrets and rematches the row in place.
   void Iterate() {
     ++iterations_;
+    values_valid_ = false;
     const double weight =
         std::pow(static_cast<double>(iterations_), config_.averaging_power);
     Reach(0);
@@ -566,11 +575,10 @@ class HistoryEngine {
   // [nodes] player 0's expected return from each node under the average
   // profile (leaves: their values).
   const std::vector<double>& NodeValues() const {
-    if (values_for_ == Size() + iterations_ * (int64_t{1} << 40)) {
-      return values_cache_;
+    if (!values_valid_) {
+      values_cache_ = ComputeNodeValues();
+      values_valid_ = true;
     }
-    values_cache_ = ComputeNodeValues();
-    values_for_ = Size() + iterations_ * (int64_t{1} << 40);
     return values_cache_;
   }
 
@@ -645,23 +653,18 @@ class HistoryEngine {
     return {key_strings_[key_[0][n]], key_strings_[key_[1][n]]};
   }
 
-  // Player p's rows: (key, parent sequence, level, actions, average policy,
-  // regrets, is gadget) per row.
-  py::list RowsOf(int p) const {
+  // Player p's rows but the gadget's: [(key, regrets)] (the warm start of
+  // the next tree's rows made with that key).
+  py::list WarmRows(int p) const {
     const Rows& rows = rows_[p];
     py::list out;
-    std::vector<double> avg;
     for (int64_t r = 0; r < rows.size(); ++r) {
+      if (IsGadgetRow(p, r)) continue;
       const int64_t off = rows.offset[r], k = rows.count[r];
-      avg.resize(k);
-      rows.Average(r, avg.data());
-      std::vector<Action> acts(rows.action.begin() + off,
-                               rows.action.begin() + off + k);
-      std::vector<double> reg(rows.regrets.begin() + off,
-                              rows.regrets.begin() + off + k);
-      out.append(py::make_tuple(key_strings_[rows.key[r]], rows.parent_seq[r],
-                                rows.level[r], acts, avg, reg,
-                                IsGadgetRow(p, r)));
+      out.append(py::make_tuple(
+          key_strings_[rows.key[r]],
+          std::vector<double>(rows.regrets.begin() + off,
+                              rows.regrets.begin() + off + k)));
     }
     return out;
   }
@@ -742,6 +745,7 @@ class HistoryEngine {
     }
     for (size_t i = 0; i < nodes.size(); ++i) value_[nodes[i]] = values[i];
     pending_.clear();
+    values_valid_ = false;
   }
 
  private:
@@ -752,12 +756,10 @@ class HistoryEngine {
     double prior;
   };
 
+  // (AddGadget goes before any root, so the gadget's rows are the gadget
+  // player's first.)
   bool IsGadgetRow(int p, int64_t r) const {
-    if (p != gadget_player_) return false;
-    for (const auto& g : gadget_) {
-      if (g.row == r) return true;
-    }
-    return false;
+    return p == gadget_player_ && r < static_cast<int64_t>(gadget_.size());
   }
 
   int64_t KeyId(const std::string& key) {
@@ -845,6 +847,7 @@ class HistoryEngine {
       value = Rollout(*state);
       if (config_.network_leaves && actor != kTerminal) pending_.push_back(n);
     }
+    values_valid_ = false;
     parent_.push_back(parent);
     backed_sum_.push_back(value);
     backed_n_.push_back(1.0);
@@ -1014,37 +1017,13 @@ class HistoryEngine {
     states_[n].reset();
   }
 
+  // Player 0's mean return over `rollouts` random games from `state`
+  // (rollouts.h); their actions count as the phase's work.
   double Rollout(const State& state) {
     double total = 0.0;
     for (int k = 0; k < config_.rollouts; ++k) {
-      std::unique_ptr<State> s = state.Clone();
-      int64_t played = 0;
-      while (!s->IsTerminal()) {
-        if (config_.rollout_max_moves > 0 &&
-            played == config_.rollout_max_moves) {
-          break;
-        }
-        ++played;
-        ++work_;
-        if (s->IsChanceNode()) {
-          auto outcomes = s->ChanceOutcomes();
-          double u = Uniform(rng_), cumulative = 0.0;
-          Action chosen = outcomes.back().first;
-          for (const auto& [a, prob] : outcomes) {
-            cumulative += prob;
-            if (u < cumulative) {
-              chosen = a;
-              break;
-            }
-          }
-          s->ApplyAction(chosen);
-        } else {
-          std::vector<Action> legal = s->LegalActions();
-          if (legal.empty()) break;
-          s->ApplyAction(legal[Mix(rng_) % legal.size()]);
-        }
-      }
-      total += s->IsTerminal() ? s->Returns()[0] : config_.draw;
+      total += rollouts::RandomRollout(state, rng_, config_.rollout_max_moves,
+                                       config_.draw, &work_);
     }
     return total / config_.rollouts;
   }
@@ -1256,8 +1235,10 @@ class HistoryEngine {
   std::string freeze_key_;
   std::vector<int64_t> pending_;
   int64_t iterations_ = 0;
+  // NodeValues' result, until a node, an iteration or a leaf value changes
+  // it (AddNode, Iterate, SetLeafValues).
   mutable std::vector<double> values_cache_;
-  mutable int64_t values_for_ = -1;
+  mutable bool values_valid_ = false;
   std::unordered_map<int64_t, std::vector<int64_t>> kept_index_;
   int64_t kept_for_ = -1;
   int kept_actor_ = -1;
@@ -1309,7 +1290,7 @@ inline void Define(py::module_& m) {
       .def("kept_nodes", &HistoryEngine::KeptNodes)
       .def("history", &HistoryEngine::History)
       .def("state", &HistoryEngine::StateOf)
-      .def("rows", &HistoryEngine::RowsOf)
+      .def("warm_rows", &HistoryEngine::WarmRows)
       .def("row_policy", &HistoryEngine::RowPolicy)
       .def("set_rollouts", &HistoryEngine::SetRollouts)
       .def("pending_leaves", &HistoryEngine::PendingLeaves)

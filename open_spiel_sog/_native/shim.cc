@@ -60,6 +60,7 @@
 #include "open_spiel/spiel_bots.h"
 #include "cfr_kernels.h"  // same folder
 #include "history_engine.h"  // same folder
+#include "rollouts.h"  // same folder
 
 namespace open_spiel_sog {
 namespace {
@@ -218,23 +219,10 @@ std::vector<std::string> RegisteredHere() {
   return {NamesRegisteredHere().begin(), NamesRegisteredHere().end()};
 }
 
-// SplitMix64 (Steele, Lea and Flood 2014): the random numbers of the rollout
-// value function. algorithms/sog/rollout_values.py has the same generator in
-// Python, so rollouts give the same results with and without this shim.
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-// Mean return of player 0 over `num_rollouts` games played from `state` to
-// the end with uniformly random legal actions, chance outcomes sampled from
-// their distribution (u in [0, 1) against the running sum of probabilities,
-// in the order ChanceOutcomes lists them). With `max_moves` > 0, a game
-// still running after that many actions (chance outcomes included) stops
-// there and scores `truncated_value`. Returns the mean, the generator's next
-// state and the actions played in all.
+// Mean return of player 0 over `num_rollouts` uniform random games from
+// `state` (rollouts.h's RandomRollout, which says how chance is sampled and
+// what `max_moves` cuts). Returns the mean, the generator's next state and
+// the actions played in all.
 std::tuple<double, uint64_t, int64_t> RandomRollouts(
     const open_spiel::State& state, int num_rollouts, uint64_t rng,
     int64_t max_moves, double truncated_value) {
@@ -244,36 +232,8 @@ std::tuple<double, uint64_t, int64_t> RandomRollouts(
   double total = 0.0;
   int64_t moves = 0;
   for (int k = 0; k < num_rollouts; ++k) {
-    std::unique_ptr<open_spiel::State> s = state.Clone();
-    int64_t played = 0;
-    while (!s->IsTerminal()) {
-      if (max_moves > 0 && played == max_moves) break;
-      ++played;
-      if (s->IsChanceNode()) {
-        open_spiel::ActionsAndProbs outcomes = s->ChanceOutcomes();
-        double u = static_cast<double>(SplitMix64(rng) >> 11) * 0x1.0p-53;
-        double cumulative = 0.0;
-        open_spiel::Action chosen = outcomes.back().first;
-        for (const auto& [action, probability] : outcomes) {
-          cumulative += probability;
-          if (u < cumulative) {
-            chosen = action;
-            break;
-          }
-        }
-        s->ApplyAction(chosen);
-      } else {
-        std::vector<open_spiel::Action> legal = s->LegalActions();
-        if (legal.empty()) {
-          ThrowPython(PyExc_ValueError,
-                      "a non-terminal state has no legal actions: " +
-                          s->ToString());
-        }
-        s->ApplyAction(legal[SplitMix64(rng) % legal.size()]);
-      }
-    }
-    total += s->IsTerminal() ? s->Returns()[0] : truncated_value;
-    moves += played;
+    total += rollouts::RandomRollout(state, rng, max_moves, truncated_value,
+                                     &moves);
   }
   return {total / num_rollouts, rng, moves};
 }

@@ -141,7 +141,6 @@ class PerfectInformationSearch:
     self.engine = shim.HistoryEngine(game, config)
     self.last_result: EngineResult | None = None
     self.rollouts = int(rollouts)
-    self._shim = shim
     self._per_rollout: tuple[float, float] | None = None  # seconds, moves
     self.fitted: tuple[int, int] = (self.rollouts, 0)
 
@@ -156,16 +155,12 @@ class PerfectInformationSearch:
     Timed once per game on 3 rollouts from the first searched state."""
     if self._per_rollout is None:
       begin = time.perf_counter()
-      _, _, moves = self._shim.random_rollouts(state, 3, 1)
+      _, _, moves = rollout_values.random_rollouts(state, 3, 1)
       self._per_rollout = ((time.perf_counter() - begin) / 3,
                            max(moves / 3, 1.0))
-    seconds, moves = self._per_rollout
-    allowed = self.SIMULATION_SHARE * max(left, 0.0)
-    fit = int(allowed / max(seconds, 1e-12))
-    rollouts = max(1, min(self.rollouts, fit))
-    max_moves = 0
-    if fit < 1:
-      max_moves = max(1, int(allowed / (seconds / moves)))
+    rollouts, max_moves = rollout_values.fit_rollouts(
+        *self._per_rollout, self.SIMULATION_SHARE * max(left, 0.0),
+        self.rollouts)
     if (rollouts, max_moves) != self.fitted:
       self.engine.set_rollouts(rollouts, max_moves)
       self.fitted = (rollouts, max_moves)
@@ -185,12 +180,10 @@ class PerfectInformationSearch:
     engine.add_root(state)
     engine.row_only(0)
     seconds = 0.0 if deadline is None else max(deadline - start, 1e-4)
+    # (A run always ends with at least one iteration.)
     sims, iterations, walks = engine.run(
         self.simulations, self.expansions_per_update, seconds,
         self.max_nodes)
-    if iterations == 0:
-      engine.iterate()
-      iterations = 1
     actions, average, visits = engine.row_policy(0)
     values = engine.node_values()
     sign = 1.0 if player == 0 else -1.0

@@ -98,6 +98,22 @@ def random_rollouts(state: pyspiel.State, num_rollouts: int,
                                 truncated_value)
 
 
+def fit_rollouts(seconds_per_rollout: float, moves_per_rollout: float,
+                 allowed: float, wanted: int, leaves: int = 1
+                 ) -> tuple[int, int]:
+  """(rollouts per leaf, max moves: 0 for uncut) so that one rollout per
+  leaf of `leaves` takes at most `allowed` seconds: fewer rollouts than
+  `wanted` (at least 1), then, where even one each does not fit, rollouts
+  cut after the actions that do (a cut rollout scores a draw)."""
+  fit = int(allowed / max(seconds_per_rollout * leaves, 1e-12))
+  rollouts = max(1, min(wanted, fit))
+  max_moves = 0
+  if fit < 1 and moves_per_rollout > 0:
+    per_move = seconds_per_rollout / moves_per_rollout
+    max_moves = max(1, int(allowed / (per_move * leaves)))
+  return rollouts, max_moves
+
+
 def draw_value(game: pyspiel.Game) -> float:
   """Player 0's return in a drawn game: 0 in zero-sum games, half the
   utility sum in constant-sum ones, the middle of the utility range

@@ -6,7 +6,7 @@ growth and CFR+ passes in C++ (`_native/history_engine.h`): the same
 building calls (`add_gadget`, `add_root`, `copy_subtree`, `expand`,
 `row_only`, `set_warm`, `set_freeze`), a `run` that grows and solves it in
 one call, and what `search.py` reads after a search: per-node fields read
-from the engine when indexed (a search reads a few nodes), and the rows
+from the engine when indexed (a search reads a few nodes), and the roots
 and node values, fetched once per change of the tree.
 The two hold the same keys and solve a fully expanded tree to the same
 values (tests/history_engine_test.py).
@@ -40,24 +40,6 @@ class _Field:
     return self._size()
 
 
-class _RowsView:
-  """One player's rows as `history_tree.Rows` shows them to a reader."""
-
-  def __init__(self, rows: list):
-    self.key = [r[0] for r in rows]
-    self.level = [r[2] for r in rows]
-    self.actions = [list(r[3]) for r in rows]
-    self._average = [r[4] for r in rows]
-    self.regrets = [r[5] for r in rows]
-    self.gadget = {i for i, r in enumerate(rows) if r[6]}
-
-  def __len__(self) -> int:
-    return len(self.key)
-
-  def average(self, row: int) -> np.ndarray:
-    return np.asarray(self._average[row])
-
-
 class NativeHistoryTree:
   """An anchored subgame's history tree held by the C++ engine."""
 
@@ -85,14 +67,11 @@ class NativeHistoryTree:
   def _changed(self) -> None:
     self._views = {}
 
-  def _view(self, name: str):
+  def _view(self, name: str, read):
+    """`read()`'s result, kept until the tree changes."""
     view = self._views.get(name)
     if view is None:
-      if name == "node_values":
-        view = np.asarray(self.engine.node_values())
-      elif name == "rows":
-        view = [_RowsView(self.engine.rows(p)) for p in (0, 1)]
-      self._views[name] = view
+      view = self._views[name] = read()
     return view
 
   # --- What search.py reads ---------------------------------------------------
@@ -102,10 +81,7 @@ class NativeHistoryTree:
 
   @property
   def roots(self) -> list[int]:
-    roots = self._views.get("roots")
-    if roots is None:
-      roots = self._views["roots"] = self.engine.roots()
-    return roots
+    return self._view("roots", self.engine.roots)
 
   def _field(self, i: int) -> _Field:
     node = self.engine.node
@@ -118,10 +94,6 @@ class NativeHistoryTree:
   @property
   def actor(self) -> _Field:
     return self._field(1)
-
-  @property
-  def row(self) -> _Field:
-    return self._field(2)
 
   @property
   def reach(self) -> _Field:
@@ -137,15 +109,9 @@ class NativeHistoryTree:
     return _Field(self.engine.keys, self.__len__)
 
   @property
-  def rows(self) -> list[_RowsView]:
-    return self._view("rows")
-
-  @property
   def node_values(self) -> np.ndarray:
-    return self._view("node_values")
-
-  def gadget_rows(self, p: int) -> set[int]:
-    return self.rows[p].gadget
+    return self._view("node_values",
+                      lambda: np.asarray(self.engine.node_values()))
 
   def history(self, n: int) -> list[int]:
     return self.engine.history(n)
@@ -175,10 +141,8 @@ class NativeHistoryTree:
   def warm_rows(self):
     """(player, key, regrets) of each row but the gadget's."""
     for p in (0, 1):
-      rows = self.rows[p]
-      for r in range(len(rows)):
-        if r not in rows.gadget:
-          yield p, rows.key[r], np.asarray(rows.regrets[r])
+      for key, regrets in self.engine.warm_rows(p):
+        yield p, key, np.asarray(regrets)
 
   # --- Building ---------------------------------------------------------------
 
@@ -235,13 +199,15 @@ class NativeHistoryTree:
     self._timed[1] += seconds
 
   def child_seconds(self, n: int) -> float:
-    """Seconds one child of leaf `n` takes to build (state, keys), timed
-    on its first legal action in Python (an upper bound of the C++ cost)."""
+    """Seconds one child of leaf `n` takes to build (state and both keys,
+    as `HistoryTree.child_seconds` times them, without the rollouts),
+    timed on its first legal action in Python: an upper bound of the C++
+    cost."""
     state = self.history_state(n)
     a = state.legal_actions()[0]
     begin = time.perf_counter()
     child = state.child(a)
-    self.keys.root(child) if self.keys.source == "string" else None
+    self.keys.child(self.node_keys[n], state, a, child)
     return time.perf_counter() - begin
 
   # --- Searching --------------------------------------------------------------
@@ -253,12 +219,9 @@ class NativeHistoryTree:
     self._changed()
     seconds = 0.0 if deadline is None else max(deadline - time.monotonic(),
                                                1e-4)
-    sims, iterations, walks = self.engine.run(
-        simulations, expansions_per_update, seconds, max_nodes)
-    if iterations == 0:
-      self.engine.iterate()
-      iterations = 1
-    return sims, iterations, walks
+    # (A run always ends with at least one iteration.)
+    return tuple(self.engine.run(simulations, expansions_per_update, seconds,
+                                 max_nodes))
 
   def iterate(self, t: int = 0, power: float = 1.0) -> None:
     """One CFR+ iteration (the engine counts t itself)."""

@@ -390,13 +390,11 @@ class AnchoredSearch:
                                                  self.config.rollout_max_moves)
     per_rollout = (time.perf_counter() - begin) / 3
     children = max(len(state.legal_actions()), 1)
-    allowed = self.EXPANSION_SHARE * max(left, 0.0)
-    fit = int(allowed / max(per_rollout * children, 1e-12))
-    rollouts = max(1, min(self.config.rollouts, fit))
+    rollouts, cap = rollout_values.fit_rollouts(
+        per_rollout, moves / 3, self.EXPANSION_SHARE * max(left, 0.0),
+        self.config.rollouts, children)
     max_moves = self.config.rollout_max_moves
-    if fit < 1 and moves:
-      per_move = per_rollout * 3 / moves
-      cap = max(1, int(allowed / (per_move * children)))
+    if cap:
       max_moves = cap if not max_moves else min(cap, max_moves)
     return rollouts, max_moves
 

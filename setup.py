@@ -32,6 +32,7 @@ def _shim_extension() -> setuptools.Extension:
       sources=["open_spiel_sog/_native/shim.cc"],
       depends=["open_spiel_sog/_native/cfr_kernels.h",
                "open_spiel_sog/_native/rollouts.h",
+               "open_spiel_sog/_native/history_tree.h",
                "open_spiel_sog/_native/history_engine.h",
                "open_spiel_sog/_native/blake2b.h"],
       include_dirs=[

@@ -1,8 +1,9 @@
 """The native history engine from Python (DESIGN.md section 16).
 
 GT-CFR over a tree of histories runs in the C++ shim
-(`_native/history_engine.h`): the walk, the expansion, the rollouts and
-the CFR+ passes of a whole search are one call, with the GIL released. A
+(`_native/history_tree.h`, `history_engine.h`): the walk, the expansion,
+the rollouts and the CFR+ passes of a whole search are one call, with the
+GIL released. A
 perfect-information game's history tree is its public tree, so
 `PerfectInformationSearch` searches connect_four, chess, go... with it; the
 anchored subgame of fog-of-war games builds its tree on it too

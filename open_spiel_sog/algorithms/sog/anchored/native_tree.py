@@ -2,7 +2,8 @@
 sections 15 and 16).
 
 `NativeHistoryTree` is `history_tree.HistoryTree` with its nodes, rows,
-growth and CFR+ passes in C++ (`_native/history_engine.h`): the same
+growth and CFR+ passes in C++ (`_native/history_tree.h`,
+`history_engine.h`): the same
 building calls (`add_gadget`, `add_root`, `copy_subtree`, `expand`,
 `row_only`, `set_warm`, `set_freeze`), a `run` that grows and solves it in
 one call, and what `search.py` reads after a search: per-node fields read

@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "open_spiel/python/pybind11/pybind11.h"
+#include "pybind11/numpy.h"
 #include "open_spiel/spiel.h"
 #include "blake2b.h"  // same folder (blake2b_hex)
 #include "history_tree.h"  // same folder
@@ -139,6 +140,10 @@ class HistoryEngine : public HistoryTree {
     if (std::isnan(expansions_per_update)) {
       Refuse("history engine: expansions_per_update is not a number");
     }
+    if (config_.network_leaves) {
+      return RunNetwork(simulations, expansions_per_update, seconds,
+                        max_nodes);
+    }
     py::gil_scoped_release release;
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
@@ -201,6 +206,102 @@ class HistoryEngine : public HistoryTree {
       if (done) break;
     }
     return {sims, iterations, walks};
+  }
+
+  // Run with network leaves: grows until a simulation leaves a leaf
+  // pending, then returns; the caller values it (set_leaf_values) and calls
+  // again with what is left of its budget. The phases (CFR+ iterations
+  // owed by the simulations grown) carry over between calls, and a call
+  // that ends the budget ends with the iteration owed. Counts only the
+  // call's own simulations, iterations and walks.
+  std::tuple<int64_t, int64_t, int64_t> RunNetwork(int64_t simulations,
+                                                   double expansions_per_update,
+                                                   double seconds,
+                                                   int64_t max_nodes) {
+    if (!pending_.empty()) {
+      Refuse("history engine: run before set_leaf_values valued the pending "
+             "leaves");
+    }
+    py::gil_scoped_release release;
+    using Clock = std::chrono::steady_clock;
+    const auto deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(
+                               seconds > 0 ? seconds : 0.0));
+    auto past = [&]() { return seconds > 0 && Clock::now() >= deadline; };
+    const bool paced = expansions_per_update <= 0;
+    const int64_t limit = simulations < 0 ? INT64_MAX : simulations;
+    int64_t sims = 0, iterations = 0, walks = 0;
+    auto owed = [&]() -> int64_t {
+      if (grown_ == 0) return 0;
+      if (paced) {
+        const double iteration_work = static_cast<double>(
+            Size() + rows_[0].sequences() + rows_[1].sequences());
+        return static_cast<double>(work_) * kVisitsPerAction >= iteration_work
+                   ? 1 : 0;
+      }
+      if (static_cast<double>(grown_) < expansions_per_update - 1e-9) return 0;
+      return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(
+                                      grown_ / expansions_per_update - 1e-9)));
+    };
+    while (true) {
+      const bool done = sims >= limit || Size() >= max_nodes || past() ||
+                        walks >= 20 * std::max<int64_t>(limit == INT64_MAX
+                                                            ? 1 : limit, 50);
+      int64_t updates = owed();
+      if (done && (grown_ > 0 || iterations_ == 0)) {
+        updates = std::max<int64_t>(updates, 1);
+      }
+      for (int64_t i = 0; i < updates; ++i) {
+        Iterate();
+        ++iterations;
+      }
+      if (updates > 0) {
+        grown_ = 0;
+        work_ = 0;
+      }
+      if (done) break;
+      ++walks;
+      ++walk_count_;
+      if (Simulate(walk_count_ % 2)) {
+        ++sims;
+        ++grown_;
+      }
+      if (!pending_.empty()) break;
+      if ((walks & 1023) == 0) CheckSignals();
+    }
+    return {sims, iterations, walks};
+  }
+
+  // The pending leaves' network inputs: (observation tensors, from the
+  // acting player's view, player 0's at chance nodes; legal-action masks
+  // over the game's distinct actions; the acting players, -1 at chance).
+  std::tuple<py::array_t<float>, py::array_t<float>, std::vector<int>>
+  LeafInputs(const std::vector<int64_t>& nodes) const {
+    const int64_t width = game_->ObservationTensorSize();
+    const int64_t actions = game_->NumDistinctActions();
+    py::array_t<float> obs({static_cast<int64_t>(nodes.size()), width});
+    py::array_t<float> legal({static_cast<int64_t>(nodes.size()), actions});
+    float* o = obs.mutable_data();
+    float* l = legal.mutable_data();
+    std::fill(l, l + nodes.size() * actions, 0.0f);
+    std::vector<int> players;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const int64_t n = nodes[i];
+      if (n < 0 || n >= Size() || !states_[n]) {
+        Refuse("history engine: leaf_inputs takes leaves that hold a state");
+      }
+      const State& state = *states_[n];
+      const int actor = state.CurrentPlayer();
+      players.push_back(actor >= 0 ? actor : -1);
+      state.ObservationTensor(
+          actor >= 0 ? actor : 0,
+          absl::MakeSpan(o + i * width, static_cast<size_t>(width)));
+      if (actor >= 0) {
+        for (Action a : state.LegalActions()) l[i * actions + a] = 1.0f;
+      }
+    }
+    return {obs, legal, players};
   }
 
   // Lets Python's signal handlers run (Ctrl-C raises KeyboardInterrupt
@@ -383,7 +484,11 @@ class HistoryEngine : public HistoryTree {
         c = AddChild(n, slot, rows.action[rows.offset[row_[n]] + slot], 1.0);
         Finish(n);
         for (auto [q, s] : path_) rows_[q].visits[s] += 1.0;
-        BackUp(value_[c], 0);
+        if (!pending_.empty() && pending_.back() == c) {
+          deferred_[c] = walk_;  // backed up by set_leaf_values
+        } else {
+          BackUp(value_[c], 0);
+        }
         return true;
       }
       n = c;
@@ -400,7 +505,8 @@ class HistoryEngine : public HistoryTree {
     }
   }
 
-  // growth.py's Growth.select with a uniform prior and no virtual loss.
+  // growth.py's Growth.select with no virtual loss; the prior is uniform
+  // unless set_leaf_values gave one.
   int64_t Select(int64_t n) {
     const int p = actor_[n];
     const Rows& rows = rows_[p];
@@ -411,7 +517,9 @@ class HistoryEngine : public HistoryTree {
     for (int64_t i = 0; i < k; ++i) visit_total += rows.visits[off + i];
     const double sqrt_total = std::sqrt(visit_total + 1.0);
     const double u_range = config_.utility_range;
-    const double prior = 1.0 / static_cast<double>(k);
+    const double uniform = 1.0 / static_cast<double>(k);
+    const double* priors =
+        prior_start_[n] >= 0 ? priors_.data() + prior_start_[n] : nullptr;
     int64_t best = 0;
     double best_score = 0.0;
     const bool backed = config_.q_values == "rollouts";
@@ -425,6 +533,7 @@ class HistoryEngine : public HistoryTree {
       } else if (normaliser > 0.0 && iterations_ > 0) {
         q = (rows.active[off + i] ? rows.value[off + i] : fpu) / normaliser;
       }
+      const double prior = priors != nullptr ? priors[i] : uniform;
       const double score = q + config_.c_puct * u_range * prior * sqrt_total /
                                    (1.0 + rows.visits[off + i]);
       if (i == 0 || score > best_score) {
@@ -459,6 +568,8 @@ class HistoryEngine : public HistoryTree {
     return k - 1;
   }
 
+  int64_t grown_ = 0;       // RunNetwork: simulations since the last update
+  int64_t walk_count_ = 0;  // RunNetwork: walks (the explorer's parity)
   std::vector<int64_t> walk_;                  // the nodes of a walk
   std::vector<double> root_cdf_;
   std::vector<std::pair<int, int64_t>> path_;
@@ -512,7 +623,10 @@ inline void Define(py::module_& m) {
       .def("row_policy", &HistoryEngine::RowPolicy)
       .def("set_rollouts", &HistoryEngine::SetRollouts)
       .def("pending_leaves", &HistoryEngine::PendingLeaves)
-      .def("set_leaf_values", &HistoryEngine::SetLeafValues)
+      .def("set_leaf_values", &HistoryEngine::SetLeafValues,
+           py::arg("nodes"), py::arg("values"),
+           py::arg("priors") = std::vector<std::vector<double>>())
+      .def("leaf_inputs", &HistoryEngine::LeafInputs)
       .def_property_readonly("iterations", &HistoryEngine::iterations)
       .def("__len__", &HistoryEngine::Size);
   m.def("blake2b_hex", &blake2b::HexDigest, py::arg("data"),

@@ -185,7 +185,9 @@ struct Config {
   // leaf values made below each child, as MCTS backs rollouts up).
   std::string q_values = "cfr";
   double utility_range = 1.0;
-  bool network_leaves = false;  // leaves wait for set_leaf_values
+  // Leaves wait for set_leaf_values (a network's values and priors)
+  // instead of rollouts; PUCT growth backs a leaf's value up when it comes.
+  bool network_leaves = false;
   uint64_t seed = 0;
 };
 
@@ -233,6 +235,9 @@ class HistoryTree {
     freeze_player_ = -1;
     freeze_.clear();
     pending_.clear();
+    deferred_.clear();
+    prior_start_.clear();
+    priors_.clear();
     iterations_ = 0;
     values_valid_ = false;
     kept_for_ = -1;
@@ -509,12 +514,48 @@ class HistoryTree {
   // Leaves made since the last call that wait for a value (network_leaves).
   std::vector<int64_t> PendingLeaves() const { return pending_; }
 
+  // Values (player 0's) of the pending leaves `nodes`, and where `priors`
+  // has a row per node (a distribution over the game's distinct actions),
+  // each decision leaf's PUCT prior over its legal actions. PUCT growth's
+  // walks that made them back the values up now.
   void SetLeafValues(const std::vector<int64_t>& nodes,
-                     const std::vector<double>& values) {
-    if (nodes.size() != values.size()) {
-      Refuse("history engine: set_leaf_values needs one value per node");
+                     const std::vector<double>& values,
+                     const std::vector<std::vector<double>>& priors) {
+    if (nodes.size() != values.size() ||
+        (!priors.empty() && priors.size() != nodes.size())) {
+      Refuse("history engine: set_leaf_values needs one value (and one "
+             "prior row, if any) per node");
     }
-    for (size_t i = 0; i < nodes.size(); ++i) value_[nodes[i]] = values[i];
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const int64_t n = nodes[i];
+      if (n < 0 || n >= Size()) Refuse("history engine: no such node");
+      value_[n] = values[i];
+      backed_sum_[n] = values[i] * backed_n_[n];
+      auto d = deferred_.find(n);
+      if (d != deferred_.end()) {
+        for (int64_t m : d->second) {
+          backed_sum_[m] += values[i];
+          backed_n_[m] += 1.0;
+        }
+        deferred_.erase(d);
+      }
+      if (priors.empty() || actor_[n] < 0 || !states_[n]) continue;
+      const std::vector<double>& row = priors[i];
+      std::vector<Action> legal = states_[n]->LegalActions();
+      double total = 0.0;
+      for (Action a : legal) {
+        if (a < 0 || a >= static_cast<Action>(row.size())) {
+          Refuse("history engine: a prior row is shorter than the game's "
+                 "distinct actions");
+        }
+        total += std::max(row[a], 0.0);
+      }
+      prior_start_[n] = static_cast<int64_t>(priors_.size());
+      for (Action a : legal) {
+        priors_.push_back(total > 0.0 ? std::max(row[a], 0.0) / total
+                                      : 1.0 / legal.size());
+      }
+    }
     pending_.clear();
     values_valid_ = false;
   }
@@ -615,13 +656,18 @@ class HistoryTree {
     if (actor == kTerminal && state != nullptr) {
       value = state->Returns()[0];
     } else if (std::isnan(value)) {
-      value = Rollout(*state);
-      if (config_.network_leaves && actor != kTerminal) pending_.push_back(n);
+      if (config_.network_leaves) {
+        value = 0.0;  // until set_leaf_values
+        pending_.push_back(n);
+      } else {
+        value = Rollout(*state);
+      }
     }
     values_valid_ = false;
     parent_.push_back(parent);
     backed_sum_.push_back(value);
     backed_n_.push_back(1.0);
+    prior_start_.push_back(-1);
     slot_.push_back(slot);
     action_.push_back(action);
     edge_.push_back(edge);
@@ -826,6 +872,12 @@ class HistoryTree {
   std::unordered_map<std::string, std::vector<double>> freeze_;
   std::string freeze_key_;
   std::vector<int64_t> pending_;
+  // Pending leaves' walks, backed up when their values come (PUCT growth).
+  std::unordered_map<int64_t, std::vector<int64_t>> deferred_;
+  // A decision node's PUCT priors over its legal actions start at
+  // priors_[prior_start_[n]] (-1: uniform).
+  std::vector<int64_t> prior_start_;
+  std::vector<double> priors_;
   int64_t iterations_ = 0;
   // NodeValues' result, until a node, an iteration or a leaf value changes
   // it (AddNode, Iterate, SetLeafValues).

@@ -368,6 +368,22 @@ def make_value_function(config: SoGConfig, game: pyspiel.Game
       game, num_rollouts=config.rollouts, seed=config.seed)
 
 
+def policy_value_network(config: SoGConfig, game: pyspiel.Game):
+  """The policy-value network (`networks.PolicyValueNet`, trained by
+  `examples/train_perfect_information.py`) that `config` names for a
+  perfect-information `game`: its checkpoint, or the one shipped for the
+  game under value_function=auto; None where it names none."""
+  if config.value_function not in ("auto", "cvpn") or not (
+      _perfect_information(game)):
+    return None
+  from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
+  path = config.checkpoint or cvpn.shipped_checkpoint(game)
+  if path is None or not policy_value.is_policy_value_checkpoint(path):
+    return None
+  return policy_value.shared_network(path, game)
+
+
 def _check_anchored_values(config: SoGConfig, game: pyspiel.Game) -> None:
   """Refuses, in one line, a value function the anchored subgame cannot
   use (it values its leaves by rollouts until networks serve it), naming
@@ -488,9 +504,16 @@ class SoGBot(pyspiel.Bot):
     """The native engine's search where `engine` picks it (see SoGConfig),
     else None; refuses engine=native, naming why, where it cannot run."""
     config, game = self.config, self._search_game
-    if config.engine == "python" or self.anchored is not None:
+    if self.policy_value is not None:
+      reason = engine_lib.native_reason(game)
+      if reason is not None or config.engine == "python":
+        raise ValueError(
+            f"sog: the policy-value network of {game} searches on the native "
+            f"engine, which cannot run here: "
+            f"{reason or 'engine=python was asked for'}")
+    elif config.engine == "python" or self.anchored is not None:
       return None  # (the anchored subgame picked its engine already)
-    if not _perfect_information(game):
+    elif not _perfect_information(game):
       reason = ("the native engine searches perfect-information games; "
                 "this one is searched over public states")
     else:
@@ -510,7 +533,7 @@ class SoGBot(pyspiel.Bot):
         expansions_per_update=engine_lib.PACED if c == -1 else c,
         rollouts=config.rollouts, c_puct=config.c_puct, seed=config.seed,
         averaging_power=config.averaging_power,
-        puct_values=config.puct_values)
+        puct_values=config.puct_values, network=self.policy_value)
 
   def _build(self, infostates: str) -> None:
     """The observer, value function and resolver, on `infostates` keys."""
@@ -523,7 +546,12 @@ class SoGBot(pyspiel.Bot):
     # Samples of the public states on the way to a decision favour this
     # bot's own infostate (never the opponent's: it cannot see that).
     self.observer.favoured_player = self._player
-    self.value_fn = make_value_function(config, self._search_game)
+    self.policy_value = policy_value_network(config, self._search_game)
+    self.value_fn = (
+        rollout_values.RolloutValueFunction(
+            self._search_game, num_rollouts=config.rollouts, seed=config.seed)
+        if self.policy_value is not None
+        else make_value_function(config, self._search_game))
     # Under a time limit, public states within max_histories may shrink
     # where building them is slow, except for value functions that need
     # them exact (a network's slots; the token network takes samples).

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import numpy as np
 import pyspiel
 
 from open_spiel_sog._native import load_shim
@@ -108,6 +109,12 @@ class PerfectInformationSearch:
   values), leaves valued by `rollouts` uniform random rollouts, solved by
   CFR+; the policy is the root's CFR average.
 
+  With a `network` (`networks.PolicyValueNet`, or any object with its
+  `evaluate(inputs, legal) -> (values, priors)`), leaves are valued by it
+  instead of rollouts and its priors are PUCT's: the engine stops at each
+  new leaf (`begin` / `advance` / `set_leaves` / `finish`, which batched
+  self-play drives across many games; `search` drives one).
+
   The engine object lives across searches (its arrays are reused); each
   search starts a fresh tree, as OpenSpiel's MCTS does.
   """
@@ -116,7 +123,8 @@ class PerfectInformationSearch:
                expansions_per_update: float = PACED, rollouts: int = 1,
                c_puct: float = 1.0, seed: int = 0,
                max_nodes: int = 1_000_000, averaging_power: float = 1.0,
-               cfr_mix: float = 0.5, puct_values: str = "backed_up"):
+               cfr_mix: float = 0.5, puct_values: str = "backed_up",
+               network=None):
     reason = native_reason(game)
     if reason is not None:
       raise ValueError(f"sog: engine=native cannot search {game}: {reason}")
@@ -135,6 +143,11 @@ class PerfectInformationSearch:
     config.utility_range = float(game.max_utility() - game.min_utility()) or 1.0
     config.averaging_power = float(averaging_power)
     config.seed = int(seed) & 0x7FFFFFFFFFFFFFFF
+    config.network_leaves = network is not None
+    if network is not None and not game.get_type().provides_observation_tensor:
+      raise ValueError(f"sog: a network needs observation tensors, which "
+                       f"{game.get_type().short_name} does not provide")
+    self.network = network
     self.game = game
     self.simulations = simulations
     self.expansions_per_update = expansions_per_update
@@ -166,34 +179,80 @@ class PerfectInformationSearch:
       self.engine.set_rollouts(rollouts, max_moves)
       self.fitted = (rollouts, max_moves)
 
-  def search(self, state: pyspiel.State, deadline: float | None = None
-             ) -> EngineResult:
-    """Searches `state` until `simulations` or `deadline` (a
-    `time.monotonic()` time), whichever comes first."""
-    start = time.monotonic()
-    player = state.current_player()
-    if state.is_terminal() or player not in (0, 1):
+  def begin(self, state: pyspiel.State, deadline: float | None = None
+            ) -> None:
+    """Starts a search of `state` (see `search`)."""
+    self._start = time.monotonic()
+    self._player = state.current_player()
+    if state.is_terminal() or self._player not in (0, 1):
       raise ValueError("sog: the engine searches decisions of player 0 or 1")
-    engine = self.engine
-    if deadline is not None:
-      self._fit_rollouts(state, deadline - start)
-    engine.clear()
-    engine.add_root(state)
-    engine.row_only(0)
-    seconds = 0.0 if deadline is None else max(deadline - start, 1e-4)
+    self._deadline = deadline
+    if deadline is not None and self.network is None:
+      self._fit_rollouts(state, deadline - self._start)
+    self.engine.clear()
+    self.engine.add_root(state)
+    self.engine.row_only(0)
+    self._counts = [0, 0, 0]
+
+  def advance(self) -> list[int]:
+    """Grows the tree until a leaf waits for the network (its node, in a
+    list: value it with `set_leaves`) or the search's budget is spent
+    ([]: call `finish`). Without a network, runs the whole search."""
+    if self.network is not None:
+      pending = self.engine.pending_leaves()
+      if pending:
+        return pending  # (the root, before anything ran)
+    left = self.simulations - self._counts[0]
+    seconds = 0.0
+    if self._deadline is not None:
+      seconds = max(self._deadline - time.monotonic(), 1e-4)
+    done = self._counts[0] >= self.simulations
+    if done and self._counts[1] > 0:
+      return []
     # (A run always ends with at least one iteration.)
-    sims, iterations, walks = engine.run(
-        self.simulations, self.expansions_per_update, seconds,
-        self.max_nodes)
+    counts = self.engine.run(max(left, 0), self.expansions_per_update,
+                             seconds, self.max_nodes)
+    self._counts = [a + b for a, b in zip(self._counts, counts)]
+    return self.engine.pending_leaves() if self.network is not None else []
+
+  def leaf_inputs(self, nodes: list[int]):
+    """(observation tensors, legal masks, acting players) of leaves."""
+    return self.engine.leaf_inputs(nodes)
+
+  def set_leaves(self, nodes: list[int], values, priors, players) -> None:
+    """Values the leaves `nodes`: `values` the acting player's (player 0's
+    at chance nodes: player -1), `priors` rows over the distinct actions."""
+    values = np.where(np.asarray(players) == 1, -np.asarray(values),
+                      np.asarray(values))
+    self.engine.set_leaf_values(nodes, values.tolist(),
+                                np.asarray(priors).tolist())
+
+  def finish(self) -> EngineResult:
+    """The search's result, once `advance` returned []."""
+    engine = self.engine
     actions, average, visits = engine.row_policy(0)
     values = engine.node_values()
-    sign = 1.0 if player == 0 else -1.0
+    sign = 1.0 if self._player == 0 else -1.0
     kids = engine.children(0)
     action_values = {a: sign * values[c] for a, c in zip(actions, kids)
                      if c >= 0}
+    sims, iterations, walks = self._counts
     self.last_result = EngineResult(
         policy=dict(zip(actions, average)), value=sign * values[0],
         action_values=action_values, visits=dict(zip(actions, visits)),
         simulations=sims, iterations=iterations, walks=walks,
-        nodes=len(engine), seconds=time.monotonic() - start)
+        nodes=len(engine), seconds=time.monotonic() - self._start)
     return self.last_result
+
+  def search(self, state: pyspiel.State, deadline: float | None = None
+             ) -> EngineResult:
+    """Searches `state` until `simulations` or `deadline` (a
+    `time.monotonic()` time), whichever comes first."""
+    self.begin(state, deadline)
+    while True:
+      pending = self.advance()
+      if not pending:
+        return self.finish()
+      inputs, legal, players = self.leaf_inputs(pending)
+      values, priors = self.network.evaluate(inputs, legal)
+      self.set_leaves(pending, values, priors, players)

@@ -1,0 +1,256 @@
+"""The policy-value network of perfect-information games (`PolicyValueNet`):
+AlphaZero's network as SoG's Go setting trains it (DESIGN.md section 17),
+a `TwoHeadedMLP` over the acting player's observation tensor, with its
+losses, training step, host inference and checkpoints.
+
+The native engine (`algorithms/sog/engine.py`) hands it the tree's new
+leaves in batches: their values replace rollouts and their priors become
+PUCT's. `evaluate` runs on the host in numpy (a batch of one leaf takes
+microseconds, where a jitted call takes tens of them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from open_spiel_sog.algorithms.networks.checkpoints import CheckpointError
+from open_spiel_sog.algorithms.networks.checkpoints import read_npz
+from open_spiel_sog.algorithms.networks.checkpoints import same_game
+from open_spiel_sog.algorithms.networks.checkpoints import unflatten
+from open_spiel_sog.algorithms.networks.checkpoints import write_npz
+from open_spiel_sog.algorithms.networks.mlp import cross_entropy
+from open_spiel_sog.algorithms.networks.mlp import TwoHeadedMLP
+from open_spiel_sog.algorithms.networks.settings import NetworkConfig
+
+POLICY_VALUE_FORMAT = "open_spiel_sog.policy_value/1"
+
+
+def default_config() -> NetworkConfig:
+  """The settings the shipped perfect-information networks use."""
+  return NetworkConfig(hidden=(256, 256, 256), policy_hidden=(256, 256),
+                       learning_rate=1e-3, lr_decay_rate=0.5,
+                       lr_decay_steps=100_000, value_weight=1.0,
+                       policy_weight=1.0, weight_decay=1e-5)
+
+
+def perfect_information_reason(game: pyspiel.Game) -> str | None:
+  """Why a policy-value network cannot serve `game` (None: it can)."""
+  game_type = game.get_type()
+  if game.num_players() != 2:
+    return f"{game_type.short_name} has {game.num_players()} players, not 2"
+  if game_type.information != pyspiel.GameType.Information.PERFECT_INFORMATION:
+    return (f"{game_type.short_name} is not a perfect-information game (its "
+            "networks are CVPNs: examples/train.py)")
+  if game_type.utility != pyspiel.GameType.Utility.ZERO_SUM:
+    return f"{game_type.short_name} is not zero-sum"
+  if not game_type.provides_observation_tensor:
+    return (f"{game_type.short_name} does not provide observation_tensor, "
+            "the network's input")
+  return None
+
+
+class PolicyValueNet:
+  """A value head (tanh, the acting player's return over the game's largest
+  absolute utility) and a policy head (logits over
+  `game.num_distinct_actions()`, masked to the legal actions), each on its
+  own MLP torso over `observation_tensor(acting player)`.
+
+  Loss: value_weight * MSE(value, target) + policy_weight *
+  cross-entropy(policy target, prior) + weight_decay * L2.
+  """
+
+  def __init__(self, game: pyspiel.Game | str,
+               config: NetworkConfig | None = None):
+    import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+
+    if isinstance(game, str):
+      game = pyspiel.load_game(game)
+    reason = perfect_information_reason(game)
+    if reason is not None:
+      raise ValueError(f"policy-value network: {reason}")
+    self.game = game
+    self.config = config or default_config()
+    self.config.validate()
+    self.input_size = int(game.observation_tensor_size())
+    self.num_actions = int(game.num_distinct_actions())
+    self.utility_scale = float(max(abs(game.max_utility()),
+                                   abs(game.min_utility()))) or 1.0
+
+    def terms(value, logits, batch):
+      value_loss = jnp.mean(jnp.square(jnp.tanh(value) -
+                                       batch["value_target"]))
+      ce = cross_entropy(logits, batch["legal"], batch["policy_target"])
+      weight = batch["policy_mask"]
+      return value_loss, (jnp.sum(ce * weight) /
+                          jnp.maximum(jnp.sum(weight), 1.0))
+
+    self._network = TwoHeadedMLP(self.config, self.input_size, (),
+                                 (self.num_actions,), terms)
+    self.params = None
+    self.opt_state = None
+    self.step = 0
+    self.metadata: dict[str, Any] = {}
+    self._host: dict[str, list[tuple[np.ndarray, np.ndarray]]] | None = None
+
+  def init(self, seed: int = 0) -> None:
+    self.params, self.opt_state = self._network.init(seed)
+    self.step = 0
+    self._host = None
+
+  def _check_params(self) -> None:
+    if self.params is None:
+      raise ValueError("policy-value network: parameters are not initialised "
+                       "(call init or load a checkpoint)")
+
+  # --- Training --------------------------------------------------------------
+
+  def train_step(self, inputs: np.ndarray, legal: np.ndarray,
+                 value_target: np.ndarray, policy_target: np.ndarray,
+                 policy_mask: np.ndarray) -> dict[str, float]:
+    """One optimiser step on a batch; returns its losses before the step.
+
+    Args:
+      inputs: [B, input_size] observation tensors of the acting player.
+      legal: [B, num_actions] legal-action masks.
+      value_target: [B] the acting player's return, in utility units.
+      policy_target: [B, num_actions] target policies.
+      policy_mask: [B] 1 where the policy target counts (playout-cap
+        randomisation's cheap searches give none).
+    """
+    self._check_params()
+    n = len(inputs)
+    batch = {"inputs": np.asarray(inputs, np.float32),
+             "legal": np.asarray(legal, np.float32),
+             "value_target": (np.asarray(value_target, np.float32) /
+                              self.utility_scale),
+             "policy_target": np.asarray(policy_target, np.float32),
+             "policy_mask": np.asarray(policy_mask, np.float32)}
+    for name, want in (("inputs", (n, self.input_size)),
+                       ("legal", (n, self.num_actions)),
+                       ("value_target", (n,)),
+                       ("policy_target", (n, self.num_actions)),
+                       ("policy_mask", (n,))):
+      if batch[name].shape != want:
+        raise ValueError(f"policy-value network: {name} has shape "
+                         f"{batch[name].shape}, expected {want}")
+    self.params, self.opt_state, metrics = self._network.update(
+        self.params, self.opt_state, batch)
+    self.step += 1
+    self._host = None
+    return {k: float(v) for k, v in metrics.items()}
+
+  # --- Inference -------------------------------------------------------------
+
+  def _host_layers(self):
+    if self._host is None:
+      self._check_params()
+      self._host = {
+          head: [(np.asarray(self.params[name]["w"], np.float32),
+                  np.asarray(self.params[name]["b"], np.float32))
+                 for name in names]
+          for head, names in self._network.layers.items()}
+    return self._host
+
+  def evaluate(self, inputs: np.ndarray, legal: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(values [B]: the acting player's return in utility units; priors
+    [B, num_actions] over the legal actions), in numpy on the host."""
+    layers = self._host_layers()
+    x = np.asarray(inputs, np.float32)
+    outs = []
+    for head in ("value", "policy"):
+      h = x
+      *torso, (w_out, b_out) = layers[head]
+      for w, b in torso:
+        h = np.maximum(h @ w + b, 0.0)
+      outs.append(h @ w_out + b_out)
+    values = np.tanh(outs[0][:, 0]).astype(np.float64) * self.utility_scale
+    logits = np.where(legal > 0, outs[1], -np.inf)
+    logits -= logits.max(axis=1, keepdims=True)
+    priors = np.exp(logits)
+    priors /= priors.sum(axis=1, keepdims=True)
+    return values, priors.astype(np.float64)
+
+  def evaluate_states(self, states: list[pyspiel.State]
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """`evaluate` of decision states (each from its acting player's view)."""
+    inputs = np.zeros((len(states), self.input_size), np.float32)
+    legal = np.zeros((len(states), self.num_actions), np.float32)
+    for i, s in enumerate(states):
+      inputs[i] = s.observation_tensor(s.current_player())
+      legal[i, s.legal_actions()] = 1.0
+    return self.evaluate(inputs, legal)
+
+  # --- Checkpoints -----------------------------------------------------------
+
+  def spec(self) -> dict[str, Any]:
+    """What a checkpoint must agree with to be used for this game."""
+    return {"input_size": self.input_size, "num_actions": self.num_actions,
+            "utility_scale": self.utility_scale}
+
+  def save(self, path: str, *, extra: dict[str, Any] | None = None,
+           include_optimizer: bool = True) -> None:
+    """Writes params (and the optimiser state), step, settings, game string
+    and `extra` to `path` (.npz with JSON metadata), atomically."""
+    self._check_params()
+    include_optimizer = include_optimizer and self.opt_state is not None
+    meta = {"format": POLICY_VALUE_FORMAT, "game": str(self.game),
+            "step": self.step, "network": self.config.to_json(),
+            "spec": self.spec(), "extra": extra or {},
+            "has_optimizer": bool(include_optimizer)}
+    write_npz(path, meta, self.params,
+              self.opt_state if include_optimizer else None)
+
+  @staticmethod
+  def read(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """(metadata, arrays) of a policy-value checkpoint, with clear errors."""
+    return read_npz(path, POLICY_VALUE_FORMAT, "policy-value")
+
+  @classmethod
+  def load(cls, path: str, game: pyspiel.Game | str) -> "PolicyValueNet":
+    """The network stored at `path`, checked against `game`."""
+    meta, arrays = cls.read(path)
+    game = pyspiel.load_game(game) if isinstance(game, str) else game
+    if not same_game(str(meta.get("game")), game):
+      raise CheckpointError(f"checkpoint {path!r} was trained for "
+                            f"{meta.get('game')}, not {game}")
+    try:
+      config = NetworkConfig.from_json(meta["network"])
+    except (KeyError, ValueError, TypeError) as e:
+      raise CheckpointError(f"{path!r}: bad network settings: {e}") from None
+    net = cls(game, config)
+    if meta.get("spec") != net.spec():
+      raise CheckpointError(f"checkpoint {path!r} expects inputs/outputs "
+                            f"{meta.get('spec')}, {game} has {net.spec()}")
+    net.init(0)
+    net.params = unflatten(net.params, arrays, "params", path)
+    if meta.get("has_optimizer"):
+      net.opt_state = unflatten(net.opt_state, arrays, "opt_state", path)
+    net.step = int(meta.get("step", 0))
+    net.metadata = meta
+    return net
+
+
+def is_policy_value_checkpoint(path: str) -> bool:
+  """Whether `path` is a readable policy-value checkpoint (not a CVPN's)."""
+  try:
+    meta, _ = PolicyValueNet.read(path)
+  except CheckpointError:
+    return False
+  return meta.get("format") == POLICY_VALUE_FORMAT
+
+
+_SHARED: dict[tuple, PolicyValueNet] = {}
+
+
+def shared_network(path: str, game: pyspiel.Game) -> PolicyValueNet:
+  """The network at `path` for `game`, loaded once per file version and
+  shared read-only by the process's bots."""
+  import os  # pylint: disable=g-import-not-at-top
+  key = (os.path.abspath(path), os.stat(path).st_mtime_ns, str(game))
+  if key not in _SHARED:
+    _SHARED[key] = PolicyValueNet.load(path, game)
+  return _SHARED[key]

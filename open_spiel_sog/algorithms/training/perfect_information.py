@@ -1,0 +1,441 @@
+"""Learning where information is perfect (DESIGN.md section 17): SoG's Go
+setting (Table S2: no query solving, q_search = 0; TD(1) targets), which is
+AlphaZero's, with self-play on the native engine.
+
+Self-play (`SelfPlay`): `games` games run side by side in one process, each
+searched by `engine.PerfectInformationSearch` with the network at its
+leaves; every round each unfinished search grows to its next leaf, and the
+round's leaves go to the network in one batch. The move played is drawn
+from the search's policy for `greedy_after` moves, then its argmax.
+
+Targets (`targets_of_game`): every decision of a finished game is an example
+with probability `td1_probability` (Table S2's p_td1); its value target is
+the game's outcome for the acting player (TD(1)), mixed with the search's
+root value by `root_value_weight` (0: outcomes alone); its policy target is
+the search's root policy. No query is solved.
+
+What the research note (`shared/research/small_compute_learning.md`)
+supports for small machines, each a setting:
+  - `policy_target="gumbel"`: Gumbel root selection with completed-Q policy
+    targets (Danihelka et al. 2022): the target is softmax(log prior +
+    sigma(completed Q)), the move played argmax(g + log prior + sigma(Q))
+    with Gumbel noise g while sampling.
+  - playout-cap randomisation (KataGo): a search has `simulations` with
+    probability `full_search_probability`, else `cheap_simulations` and no
+    policy target.
+  - `symmetries`: the board's symmetries where the game has them
+    (`SYMMETRIES`: connect_four's and tic_tac_toe's mirror), each example
+    added once per symmetry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Callable
+
+import numpy as np
+import pyspiel
+
+from open_spiel_sog.algorithms.sog import engine as engine_lib
+
+POLICY_TARGETS = ("search", "gumbel")
+
+
+def _mirror_columns(shape: tuple[int, ...], columns: int):
+  """A left-right mirror of an observation of `shape` (columns last) whose
+  actions are the columns (connect_four) or the cells (tic_tac_toe)."""
+  def apply(inputs: np.ndarray, policy: np.ndarray, legal: np.ndarray):
+    obs = inputs.reshape((len(inputs),) + shape)[..., ::-1]
+    if policy.shape[1] == columns:
+      perm = np.arange(columns)[::-1]
+    else:  # one action per cell, row-major
+      cells = np.arange(policy.shape[1]).reshape(-1, columns)
+      perm = cells[:, ::-1].reshape(-1)
+    return obs.reshape(len(inputs), -1), policy[:, perm], legal[:, perm]
+  return apply
+
+
+# The symmetries a game's examples are augmented with (the identity is
+# implied), by game short name.
+SYMMETRIES: dict[str, list[Callable]] = {
+    "connect_four": [_mirror_columns((3, 6, 7), 7)],
+    "tic_tac_toe": [_mirror_columns((3, 3, 3), 3)],
+}
+
+
+@dataclasses.dataclass
+class SelfPlayConfig:
+  """Self-play settings; the flags of `examples/train_perfect_information.py`.
+
+  Attributes:
+    simulations: a full search's growth simulations (SoG(s, c)'s s).
+    expansions_per_update: c; -1 paces the CFR+ iterations by work.
+    cheap_simulations, full_search_probability: playout-cap randomisation:
+      a search is full with this probability, else it has
+      cheap_simulations and gives no policy target (1.0: off).
+    games: games played side by side (the network's batch).
+    greedy_after: moves drawn from the policy before argmax play.
+    dirichlet_alpha, dirichlet_fraction: noise mixed into the root prior of
+      full searches (0 fraction: none).
+    td1_probability: each decision is an example with this probability
+      (Table S2's p_td1: 0.2 in Go, whose games are ten times longer).
+    root_value_weight: the value target is (1 - w) * outcome + w * root
+      value.
+    policy_target: "search" (the root's CFR average policy) or "gumbel"
+      (completed-Q).
+    c_puct: PUCT's exploration constant.
+    symmetries: augment examples with the game's symmetries (`SYMMETRIES`).
+    seed: the seed of the games' draws and the searches.
+  """
+  simulations: int = 100
+  expansions_per_update: float = engine_lib.PACED
+  cheap_simulations: int = 25
+  full_search_probability: float = 1.0
+  games: int = 64
+  greedy_after: int = 10
+  dirichlet_alpha: float = 1.0
+  dirichlet_fraction: float = 0.25
+  td1_probability: float = 1.0
+  root_value_weight: float = 0.5
+  policy_target: str = "search"
+  c_puct: float = 1.0
+  symmetries: bool = True
+  seed: int = 0
+
+  def validate(self) -> None:
+    def bad(msg):
+      raise ValueError(f"perfect-information self-play: {msg}")
+    if self.simulations < 1 or self.cheap_simulations < 1:
+      bad("simulations and cheap_simulations must be >= 1")
+    if not 0.0 < self.full_search_probability <= 1.0:
+      bad("full_search_probability must be in (0, 1]")
+    if self.games < 1:
+      bad("games must be >= 1")
+    if not 0.0 < self.td1_probability <= 1.0:
+      bad("td1_probability must be in (0, 1]")
+    if not 0.0 <= self.root_value_weight <= 1.0:
+      bad("root_value_weight must be in [0, 1]")
+    if not 0.0 <= self.dirichlet_fraction < 1.0 or self.dirichlet_alpha <= 0:
+      bad("dirichlet_fraction must be in [0, 1) and dirichlet_alpha > 0")
+    if self.policy_target not in POLICY_TARGETS:
+      bad(f"unknown policy_target {self.policy_target!r}; supported: "
+          f"{', '.join(map(repr, POLICY_TARGETS))}")
+
+
+@dataclasses.dataclass
+class Decision:
+  """One searched decision of a self-play game."""
+  inputs: np.ndarray
+  legal: np.ndarray
+  player: int
+  policy: np.ndarray  # the policy target over distinct actions
+  root_value: float  # the acting player's
+  full: bool  # a full search (it gives a policy target)
+
+
+def completed_q_policy(prior: np.ndarray, legal: np.ndarray,
+                       action_values: dict[int, float],
+                       visits: dict[int, float], value: float,
+                       utility_scale: float) -> np.ndarray:
+  """Gumbel MuZero's improved policy softmax(log prior + sigma(completed
+  Q)): Q of the searched actions, the root value for the others, in [0, 1];
+  sigma(q) = (c_visit + max visits) * c_scale * q with mctx's c_visit = 50,
+  c_scale = 0.1."""
+  q = np.full(len(prior), (value / utility_scale + 1) / 2)
+  for a, v in action_values.items():
+    if visits.get(a, 0) > 0:
+      q[a] = (v / utility_scale + 1) / 2
+  sigma = (50.0 + max(visits.values(), default=0.0)) * 0.1 * q
+  logits = np.where(legal > 0, np.log(np.maximum(prior, 1e-12)) + sigma,
+                    -np.inf)
+  logits -= logits.max()
+  p = np.exp(logits)
+  return p / p.sum()
+
+
+def targets_of_game(decisions: list[Decision], returns: list[float],
+                    config: SelfPlayConfig, rng: np.random.Generator):
+  """The examples of a finished game (Table S2's TD(1) sampling): arrays
+  (inputs, legal, value_target, policy_target, policy_mask)."""
+  rows = [d for d in decisions if rng.random() < config.td1_probability]
+  if not rows:
+    return None
+  w = config.root_value_weight
+  values = np.array([(1 - w) * returns[d.player] + w * d.root_value
+                     for d in rows], np.float32)
+  return (np.stack([d.inputs for d in rows]),
+          np.stack([d.legal for d in rows]), values,
+          np.stack([d.policy for d in rows]).astype(np.float32),
+          np.array([1.0 if d.full else 0.0 for d in rows], np.float32))
+
+
+def augment(game: pyspiel.Game, examples, enabled: bool = True):
+  """`examples` followed by their images under the game's symmetries."""
+  if not enabled or examples is None:
+    return examples
+  inputs, legal, values, policy, mask = examples
+  out = [examples]
+  for sym in SYMMETRIES.get(game.get_type().short_name, []):
+    i2, p2, l2 = sym(inputs, policy, legal)
+    out.append((i2, l2, values, p2, mask))
+  return tuple(np.concatenate([o[k] for o in out]) for k in range(5))
+
+
+class SelfPlay:
+  """`config.games` self-play games side by side, searched on the native
+  engine with `network` (`PolicyValueNet`) at the leaves."""
+
+  def __init__(self, game: pyspiel.Game, network, config: SelfPlayConfig):
+    config.validate()
+    reason = engine_lib.native_reason(game)
+    if reason is not None:
+      raise ValueError(f"perfect-information self-play needs the native "
+                       f"engine: {reason}")
+    self.game = game
+    self.network = network
+    self.config = config
+    self.rng = np.random.default_rng(config.seed)
+    self.searches = [
+        engine_lib.PerfectInformationSearch(
+            game, simulations=config.simulations,
+            expansions_per_update=config.expansions_per_update,
+            c_puct=config.c_puct, seed=config.seed * 1009 + i,
+            network=network)
+        for i in range(config.games)]
+    self.states = [game.new_initial_state() for _ in self.searches]
+    self.decisions: list[list[Decision]] = [[] for _ in self.searches]
+    self.games_finished = 0
+    self.moves = 0
+    self.leaves = 0
+
+  def _chance(self, i: int) -> None:
+    state = self.states[i]
+    while state.is_chance_node():
+      actions, probs = zip(*state.chance_outcomes())
+      state.apply_action(int(self.rng.choice(actions, p=probs)))
+
+  def play_moves(self) -> list:
+    """Plays one move in every game (one batched search each); returns the
+    examples (`targets_of_game`, augmented) of the games that ended; those
+    restart."""
+    cfg = self.config
+    n = len(self.searches)
+    full = [cfg.full_search_probability >= 1.0 or
+            self.rng.random() < cfg.full_search_probability
+            for _ in range(n)]
+    root_prior: list[np.ndarray | None] = [None] * n
+    for i, search in enumerate(self.searches):
+      self._chance(i)
+      search.simulations = cfg.simulations if full[i] else cfg.cheap_simulations
+      search.begin(self.states[i])
+    active = list(range(n))
+    while active:
+      pending, owners = [], []
+      still = []
+      for i in active:
+        nodes = self.searches[i].advance()
+        if nodes:
+          still.append(i)
+          pending.append(nodes)
+          owners.append(i)
+      active = still
+      if not owners:
+        break
+      inputs, legal, players, counts = [], [], [], []
+      for i, nodes in zip(owners, pending):
+        x, l, p = self.searches[i].leaf_inputs(nodes)
+        inputs.append(x)
+        legal.append(l)
+        players.append(p)
+        counts.append(len(nodes))
+      values, priors = self.network.evaluate(np.concatenate(inputs),
+                                             np.concatenate(legal))
+      self.leaves += len(values)
+      at = 0
+      for j, (i, nodes, p, k) in enumerate(zip(owners, pending, players,
+                                               counts)):
+        v, pr = values[at:at + k], priors[at:at + k]
+        at += k
+        if nodes[0] == 0 and root_prior[i] is None:
+          root_prior[i] = pr[0].copy()
+          if full[i] and cfg.dirichlet_fraction > 0:
+            legal_actions = np.flatnonzero(legal[j][0])
+            noise = self.rng.dirichlet(
+                [cfg.dirichlet_alpha] * len(legal_actions))
+            pr = pr.copy()
+            pr[0, legal_actions] = ((1 - cfg.dirichlet_fraction) *
+                                    pr[0, legal_actions] +
+                                    cfg.dirichlet_fraction * noise)
+        self.searches[i].set_leaves(nodes, v, pr, p)
+    finished = []
+    for i, search in enumerate(self.searches):
+      result = search.finish()
+      finished_examples = self._play(i, result, root_prior[i], full[i])
+      if finished_examples is not None:
+        finished.append(finished_examples)
+    return finished
+
+  def _play(self, i: int, result, prior, full: bool):
+    cfg = self.config
+    state = self.states[i]
+    player = state.current_player()
+    num_actions = self.game.num_distinct_actions()
+    legal = np.zeros(num_actions, np.float32)
+    legal[state.legal_actions()] = 1.0
+    policy = np.zeros(num_actions)
+    for a, p in result.policy.items():
+      policy[a] = p
+    scale = float(max(abs(self.game.max_utility()),
+                      abs(self.game.min_utility()))) or 1.0
+    sampling = state.move_number() < cfg.greedy_after
+    if cfg.policy_target == "gumbel" and prior is not None:
+      target = completed_q_policy(prior, legal, result.action_values,
+                                  result.visits, result.value, scale)
+      logits = np.where(legal > 0, np.log(np.maximum(target, 1e-12)),
+                        -np.inf)
+      if sampling:
+        logits = logits + self.rng.gumbel(size=num_actions)
+      action = int(np.argmax(logits))
+    else:
+      target = policy / max(policy.sum(), 1e-12)
+      if sampling:
+        action = int(self.rng.choice(num_actions, p=target))
+      else:
+        action = int(np.argmax(target))
+    self.decisions[i].append(Decision(
+        inputs=np.asarray(state.observation_tensor(player), np.float32),
+        legal=legal, player=player, policy=target.astype(np.float32),
+        root_value=float(result.value), full=full))
+    state.apply_action(action)
+    self.moves += 1
+    if not state.is_terminal():
+      return None
+    examples = targets_of_game(self.decisions[i], state.returns(), cfg,
+                               self.rng)
+    self.decisions[i] = []
+    self.states[i] = self.game.new_initial_state()
+    self.games_finished += 1
+    return augment(self.game, examples, cfg.symmetries)
+
+
+class Replay:
+  """A sliding window of the newest `capacity` examples (arrays)."""
+
+  def __init__(self, capacity: int, input_size: int, num_actions: int):
+    self.capacity = capacity
+    self.arrays = [np.zeros((capacity, input_size), np.float32),
+                   np.zeros((capacity, num_actions), np.float32),
+                   np.zeros(capacity, np.float32),
+                   np.zeros((capacity, num_actions), np.float32),
+                   np.zeros(capacity, np.float32)]
+    self.size = 0
+    self.next = 0
+    self.added = 0
+
+  def add(self, examples) -> None:
+    n = len(examples[0])
+    for lo in range(0, n, self.capacity):
+      chunk = [e[lo:lo + self.capacity] for e in examples]
+      m = len(chunk[0])
+      idx = (self.next + np.arange(m)) % self.capacity
+      for a, c in zip(self.arrays, chunk):
+        a[idx] = c
+      self.next = int((self.next + m) % self.capacity)
+      self.size = min(self.size + m, self.capacity)
+      self.added += m
+
+  def sample(self, rng: np.random.Generator, batch: int):
+    idx = rng.integers(0, self.size, size=batch)
+    return [a[idx] for a in self.arrays]
+
+
+@dataclasses.dataclass
+class LearnConfig:
+  """The learner's settings.
+
+  Attributes:
+    batch_size: examples per gradient step.
+    replay_capacity: the replay window (examples, symmetries included).
+    updates_per_example: gradient steps x batch_size per new example
+      (Table S2's "max grad updates per example": 0.2 in Go).
+    min_replay: examples before the first step.
+  """
+  batch_size: int = 256
+  replay_capacity: int = 200_000
+  updates_per_example: float = 2.0
+  min_replay: int = 2_000
+
+
+def train(game: pyspiel.Game, network, selfplay: SelfPlayConfig,
+          learn: LearnConfig, *, minutes: float, log=print,
+          on_checkpoint: Callable[[float, dict], None] | None = None,
+          checkpoint_every_minutes: float = 10.0,
+          stop: Callable[[], bool] = lambda: False) -> dict:
+  """Self-play and learning in one process for `minutes`: each round of
+  moves feeds the replay window, then the learner takes its share of
+  gradient steps. `on_checkpoint(minutes, stats)` runs every
+  `checkpoint_every_minutes` and at the end. Returns the run's stats."""
+  actors = SelfPlay(game, network, selfplay)
+  replay = Replay(learn.replay_capacity, network.input_size,
+                  network.num_actions)
+  rng = np.random.default_rng(selfplay.seed + 7)
+  start = time.monotonic()
+  next_checkpoint = checkpoint_every_minutes
+  owed = 0.0
+  losses = {}
+  search_s = learn_s = 0.0
+  last_log = start
+  stats = {}
+  while True:
+    elapsed = (time.monotonic() - start) / 60
+    stats = {"minutes": round(elapsed, 2), "steps": network.step,
+             "games": actors.games_finished, "moves": actors.moves,
+             "examples": replay.added, "leaves": actors.leaves,
+             "examples_per_s": round(actors.moves / max(search_s, 1e-9), 2),
+             "search_s": round(search_s, 1), "learn_s": round(learn_s, 1),
+             **{k: round(v, 4) for k, v in losses.items()}}
+    if elapsed >= minutes or stop():
+      break
+    if elapsed >= next_checkpoint and on_checkpoint is not None:
+      on_checkpoint(elapsed, stats)
+      next_checkpoint += checkpoint_every_minutes
+    t = time.monotonic()
+    for examples in actors.play_moves():
+      if examples is not None:
+        replay.add(examples)
+        owed += len(examples[0]) * learn.updates_per_example / learn.batch_size
+    search_s += time.monotonic() - t
+    t = time.monotonic()
+    if replay.size >= learn.min_replay:
+      while owed >= 1.0:
+        losses = network.train_step(*replay.sample(rng, learn.batch_size))
+        owed -= 1.0
+    learn_s += time.monotonic() - t
+    if time.monotonic() - last_log > 60:
+      log(" ".join(f"{k}={v}" for k, v in stats.items()))
+      last_log = time.monotonic()
+  if on_checkpoint is not None:
+    on_checkpoint(stats["minutes"], stats)
+  return stats
+
+
+def search_examples_per_second(game: pyspiel.Game, network,
+                               config: SelfPlayConfig, seconds: float) -> dict:
+  """Self-play alone for `seconds` (no learning): decisions searched per
+  second (each is an example at td1_probability 1), and leaves per
+  second."""
+  actors = SelfPlay(game, network, config)
+  start = time.monotonic()
+  while time.monotonic() - start < seconds:
+    actors.play_moves()
+  elapsed = time.monotonic() - start
+  return {"examples_per_s": actors.moves / elapsed,
+          "leaves_per_s": actors.leaves / elapsed,
+          "games": actors.games_finished, "seconds": elapsed}
+
+
+__all__ = ["augment", "completed_q_policy", "Decision", "LearnConfig",
+           "POLICY_TARGETS", "Replay", "search_examples_per_second",
+           "SelfPlay", "SelfPlayConfig", "SYMMETRIES", "targets_of_game",
+           "train"]

@@ -117,6 +117,29 @@ _INFERENCE = flags.DEFINE_enum(
     "inference", "local", ["local", "cpu", "gpu"],
     "As in examples/train.py: the workers' network calls in each worker "
     "(local) or in one inference service on the cpu or gpu.")
+_INPUT = flags.DEFINE_enum(
+    "input", "auto", ["auto", "slots", "tokens"],
+    "The CVPN's input, as in examples/train.py.")
+_TOKEN_WIDTH = flags.DEFINE_integer("token_width", 64,
+                                    "With --input=tokens, as in train.py.")
+_CONV = flags.DEFINE_list("conv_channels", ["32", "32"],
+                          "With --input=tokens, as in train.py.")
+_POLICY_HIDDEN = flags.DEFINE_list("policy_hidden", ["64", "64"],
+                                   "The CVPN's policy torso widths.")
+_P_TD1 = flags.DEFINE_float("p_td1", 0.0, "As in examples/train.py.")
+_PI_SECONDS = flags.DEFINE_float(
+    "perfect_information_seconds", 0.0,
+    "After the rows: this many seconds of the perfect-information recipe "
+    "(examples/train_perfect_information.py: batched self-play on the "
+    "native engine with its policy-value network, learning included) in "
+    "the same run, and its examples a second over the first row's (0: "
+    "not measured).")
+_PI_SIMS = flags.DEFINE_integer(
+    "perfect_information_simulations", 100,
+    "The perfect-information recipe's simulations per search.")
+_PI_GAMES = flags.DEFINE_integer(
+    "perfect_information_games", 64,
+    "The perfect-information recipe's games side by side.")
 _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary last.")
 
 
@@ -257,8 +280,12 @@ def train_config(actors: int, solvers: int) -> TrainConfig:
       walks_per_simulation=_WALKS.value,
       learner_threads=_LEARNER_THREADS.value,
       inference=_INFERENCE.value,
+      p_td1=_P_TD1.value,
       network=cvpn.NetworkConfig(
-          hidden=tuple(int(h) for h in _HIDDEN.value)))
+          hidden=tuple(int(h) for h in _HIDDEN.value),
+          policy_hidden=tuple(int(h) for h in _POLICY_HIDDEN.value),
+          input=_INPUT.value, token_width=_TOKEN_WIDTH.value,
+          conv_channels=tuple(int(c) for c in _CONV.value)))
   try:
     config.validate()
   except ValueError as e:
@@ -297,6 +324,32 @@ def measure(config: TrainConfig) -> dict:
   return row
 
 
+def measure_perfect_information() -> dict:
+  """Examples a second of the perfect-information recipe (self-play and
+  learning in one process) over --perfect_information_seconds."""
+  import pyspiel  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.training import perfect_information as pi  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game(_GAME.value)
+  net = policy_value.PolicyValueNet(game)
+  net.init(0)
+  selfplay = pi.SelfPlayConfig(simulations=_PI_SIMS.value,
+                               games=_PI_GAMES.value)
+  print(f"training_throughput: {_GAME.value}, the perfect-information "
+        f"recipe ({_PI_SIMS.value} simulations, {_PI_GAMES.value} games)",
+        file=sys.stderr, flush=True)
+  stats = pi.train(game, net, selfplay, pi.LearnConfig(min_replay=1000),
+                   minutes=_PI_SECONDS.value / 60, log=lambda s: None)
+  seconds = stats["minutes"] * 60
+  return {"examples_per_s": round(stats["moves"] / seconds, 1),
+          "search_examples_per_s": stats["examples_per_s"],
+          "leaves_per_s": round(stats["leaves"] / seconds),
+          "steps": stats["steps"], "seconds": round(seconds, 1),
+          "simulations": _PI_SIMS.value, "games": _PI_GAMES.value,
+          "network": {"hidden": list(net.config.hidden),
+                      "policy_hidden": list(net.config.policy_hidden)}}
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -324,7 +377,16 @@ def main(argv):
   for row in rows:
     n = row["actors"] + row["solvers"]
     row["scaling"] = round(row["examples_per_s"] / (n * base), 3) if base else None
+  perfect = None
+  if _PI_SECONDS.value > 0:
+    perfect = measure_perfect_information()
+    perfect["over_first_row"] = round(
+        perfect["examples_per_s"] / max(rows[0]["examples_per_s"], 1e-9), 1)
+    print(f"perfect-information recipe: {perfect['examples_per_s']} "
+          f"examples/s ({perfect['over_first_row']}x the first row)",
+          flush=True)
   summary = {"game": _GAME.value, "solver": _SOLVER.value,
+             "perfect_information": perfect,
              "ingest_only": _INGEST_ONLY.value,
              "cpu_count": os.cpu_count(), "seconds": _SECONDS.value,
              "rows": rows}

@@ -299,10 +299,11 @@ def test_puct_values_parameter():
 
 
 def test_network_hook_hands_leaves_over_in_one_batch():
-  """With network_leaves, a run stops after a growth phase whose new
-  leaves wait for values; Python sets them in one call and the solve uses
-  them (here: every pending leaf valued as a loss for player 0, whose
-  rollouts value the position near a win, moves the root's value down)."""
+  """With network_leaves, a run stops after the simulation whose new
+  leaves wait for values (an anchored expansion: all of a node's
+  children); Python sets them in one call and the solve uses them (here:
+  every pending leaf valued as a loss for player 0, whose rollouts value
+  the position near a win, moves the root's value down)."""
   game = pyspiel.load_game("phantom_ttt")
   keys = HistoryKeys(game)
   values = []
@@ -314,13 +315,16 @@ def test_network_hook_hands_leaves_over_in_one_batch():
     engine = SHIM.HistoryEngine(game, config)
     state = _play(game, [4, 0])
     engine.add_root(state, 1.0, 0, float("nan"), *keys.root(state))
+    if network:  # (the root waits for its value first)
+      assert engine.pending_leaves() == [0]
+      engine.set_leaf_values([0], [0.0])
     sims, _, _ = engine.run(5, 5.0, 0.0, 10**6)
     if network:
       pending = engine.pending_leaves()
-      assert sims == 5 and len(pending) > 5
+      assert sims == 1 and len(pending) > 5
       engine.set_leaf_values(pending, [-1.0] * len(pending))
       assert not engine.pending_leaves()
-      with pytest.raises(ValueError, match="one value per node"):
+      with pytest.raises(ValueError, match="one value"):
         engine.set_leaf_values(pending, [1.0])
     for _ in range(50):
       engine.iterate()

@@ -95,6 +95,9 @@ class SoGConfig:
     value_function: "cvpn" (a trained network: `checkpoint`, or the one
       shipped for the game), "exact", "rollout" or "auto" (the shipped
       network when the game has one, rollout with a notice otherwise).
+      A perfect-information game's network is a policy-value network
+      (`examples/train_perfect_information.py`; connect_four's ships): it
+      values the native engine's leaves and gives PUCT its priors.
     alpha: re-solving gadget mix: alpha * follow + (1 - alpha) * previous
       opponent range.
     seed: seed of the bot's random numbers (sampling and rollouts).
@@ -119,8 +122,9 @@ class SoGConfig:
     exact_max_iterations: cap on the PublicTreeCFR iterations of one exact
       leaf query (queries that hit it are counted and warned about).
     rollouts: rollouts per history of the rollout value function.
-    checkpoint: path of a CVPN checkpoint (implies value_function "cvpn"
-      when value_function is "auto").
+    checkpoint: path of a CVPN checkpoint, or of a policy-value one for a
+      perfect-information game (implies value_function "cvpn" when
+      value_function is "auto").
     time_limit: seconds per decision (0: off). Each search, the first
       decision's set-up included, stops when its next phase would pass it;
       with `simulations` not given it searches by time alone, with
@@ -162,11 +166,13 @@ class SoGConfig:
       0.59 with 4).
     engine: "auto" (the native history engine, `algorithms/sog/engine.py`,
       for perfect-information games whose states are C++ states when the
-      value function is rollouts and the C++ shim is built; the Python
-      engine otherwise, with no error), "native" (refused, naming why,
-      where it cannot run) or "python" (the public-state GT-CFR of
-      `algorithms/sog/gt_cfr.py`, the only engine before 2026-11-28).
-      Under "native" a leaf is valued by `rollouts` random rollouts.
+      value function is rollouts or a policy-value network and the C++ shim
+      is built; the Python engine otherwise, with no error), "native"
+      (refused, naming why, where it cannot run) or "python" (the
+      public-state GT-CFR of `algorithms/sog/gt_cfr.py`, the only engine
+      before 2026-11-28; refused with a policy-value network). Under
+      "native" a leaf is valued by `rollouts` random rollouts or the
+      network.
     puct_values: the native engine's perfect-information growth: the action
       values its PUCT half reads, "backed_up" (the mean of the leaf values
       made below each child, as MCTS backs rollouts up) or "cfr" (the
@@ -520,9 +526,10 @@ class SoGBot(pyspiel.Bot):
       reason = engine_lib.native_reason(game)
       if reason is None and not isinstance(
           self.value_fn, rollout_values.RolloutValueFunction):
-        reason = ("the native engine values leaves by rollouts until "
-                  "networks serve it (value_function=rollout, or "
-                  "engine=python for this value function)")
+        reason = ("the native engine values leaves by rollouts or a "
+                  "policy-value network (value_function=rollout, a "
+                  "policy-value checkpoint, or engine=python for this value "
+                  "function)")
     if reason is not None:
       if config.engine == "native":
         raise ValueError(f"sog: engine=native cannot search {game}: {reason}")

@@ -193,6 +193,7 @@ class PerfectInformationSearch:
     self.engine.add_root(state)
     self.engine.row_only(0)
     self._counts = [0, 0, 0]
+    self._finished = False
 
   def advance(self) -> list[int]:
     """Grows the tree until a leaf waits for the network (its node, in a
@@ -202,18 +203,21 @@ class PerfectInformationSearch:
       pending = self.engine.pending_leaves()
       if pending:
         return pending  # (the root, before anything ran)
+    if self._finished:
+      return []
     left = self.simulations - self._counts[0]
     seconds = 0.0
     if self._deadline is not None:
-      seconds = max(self._deadline - time.monotonic(), 1e-4)
-    done = self._counts[0] >= self.simulations
-    if done and self._counts[1] > 0:
-      return []
+      # (Past the deadline, a run only ends the iteration owed.)
+      seconds = max(self._deadline - time.monotonic(), 1e-9)
     # (A run always ends with at least one iteration.)
     counts = self.engine.run(max(left, 0), self.expansions_per_update,
                              seconds, self.max_nodes)
     self._counts = [a + b for a, b in zip(self._counts, counts)]
-    return self.engine.pending_leaves() if self.network is not None else []
+    pending = (self.engine.pending_leaves() if self.network is not None
+               else [])
+    self._finished = not pending
+    return pending
 
   def leaf_inputs(self, nodes: list[int]):
     """(observation tensors, legal masks, acting players) of leaves."""

@@ -24,8 +24,8 @@ supports for small machines, each a setting:
     probability `full_search_probability`, else `cheap_simulations` and no
     policy target.
   - `symmetries`: the board's symmetries where the game has them
-    (`SYMMETRIES`: connect_four's and tic_tac_toe's mirror), each example
-    added once per symmetry.
+    (`SYMMETRIES`: connect_four's mirror, tic_tac_toe's eight), each
+    example added once per symmetry.
 """
 
 from __future__ import annotations
@@ -42,25 +42,48 @@ from open_spiel_sog.algorithms.sog import engine as engine_lib
 POLICY_TARGETS = ("search", "gumbel")
 
 
-def _mirror_columns(shape: tuple[int, ...], columns: int):
-  """A left-right mirror of an observation of `shape` (columns last) whose
-  actions are the columns (connect_four) or the cells (tic_tac_toe)."""
+def _board_symmetry(shape: tuple[int, int, int], transform: Callable):
+  """A symmetry of a board game whose observation has `shape` (planes,
+  rows, columns) and whose actions are its columns (connect_four: then
+  `transform` must be the left-right mirror) or its cells, row-major
+  (tic_tac_toe); `transform` maps [..., rows, columns] arrays."""
+  planes, rows, columns = shape
+
   def apply(inputs: np.ndarray, policy: np.ndarray, legal: np.ndarray):
-    obs = inputs.reshape((len(inputs),) + shape)[..., ::-1]
+    obs = transform(inputs.reshape((len(inputs), planes, rows, columns)))
     if policy.shape[1] == columns:
-      perm = np.arange(columns)[::-1]
-    else:  # one action per cell, row-major
-      cells = np.arange(policy.shape[1]).reshape(-1, columns)
-      perm = cells[:, ::-1].reshape(-1)
-    return obs.reshape(len(inputs), -1), policy[:, perm], legal[:, perm]
+      perm = transform(np.arange(columns)[None, :])[0]
+    else:
+      perm = transform(np.arange(rows * columns).reshape(rows, columns))
+      perm = np.ascontiguousarray(perm).reshape(-1)
+    # (perm[i]: the action whose image is action i.)
+    return (np.ascontiguousarray(obs).reshape(len(inputs), -1),
+            policy[:, perm], legal[:, perm])
   return apply
 
 
+def _mirror(a):
+  return a[..., ::-1]
+
+
+def _dihedral():
+  """The seven non-identity symmetries of a square board."""
+  out = []
+  for k in range(4):
+    for flip in (False, True):
+      if k == 0 and not flip:
+        continue
+      out.append(lambda a, k=k, flip=flip: np.rot90(
+          a[..., ::-1] if flip else a, k, axes=(-2, -1)))
+  return out
+
+
 # The symmetries a game's examples are augmented with (the identity is
-# implied), by game short name.
+# implied), by game short name: connect_four's mirror (gravity keeps the
+# rest out), tic_tac_toe's square.
 SYMMETRIES: dict[str, list[Callable]] = {
-    "connect_four": [_mirror_columns((3, 6, 7), 7)],
-    "tic_tac_toe": [_mirror_columns((3, 3, 3), 3)],
+    "connect_four": [_board_symmetry((3, 6, 7), _mirror)],
+    "tic_tac_toe": [_board_symmetry((3, 3, 3), t) for t in _dihedral()],
 }
 
 
@@ -371,8 +394,11 @@ def train(game: pyspiel.Game, network, selfplay: SelfPlayConfig,
           learn: LearnConfig, *, minutes: float, log=print,
           on_checkpoint: Callable[[float, dict], None] | None = None,
           checkpoint_every_minutes: float = 10.0,
-          stop: Callable[[], bool] = lambda: False) -> dict:
-  """Self-play and learning in one process for `minutes`: each round of
+          stop: Callable[[], bool] = lambda: False,
+          max_moves: int | None = None) -> dict:
+  """Self-play and learning in one process for `minutes` (or until
+  `max_moves` self-play moves: a run that is a function of its seeds,
+  whatever the machine's speed): each round of
   moves feeds the replay window, then the learner takes its share of
   gradient steps. `on_checkpoint(minutes, stats)` runs every
   `checkpoint_every_minutes` and at the end. Returns the run's stats."""
@@ -395,7 +421,8 @@ def train(game: pyspiel.Game, network, selfplay: SelfPlayConfig,
              "examples_per_s": round(actors.moves / max(search_s, 1e-9), 2),
              "search_s": round(search_s, 1), "learn_s": round(learn_s, 1),
              **{k: round(v, 4) for k, v in losses.items()}}
-    if elapsed >= minutes or stop():
+    if elapsed >= minutes or stop() or (
+        max_moves is not None and actors.moves >= max_moves):
       break
     if elapsed >= next_checkpoint and on_checkpoint is not None:
       on_checkpoint(elapsed, stats)

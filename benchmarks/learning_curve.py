@@ -1,0 +1,135 @@
+r"""The learning curve of a perfect-information training run: SoG with each
+snapshot's network against OpenSpiel's MCTS, by training minutes.
+
+  python benchmarks/learning_curve.py --game=connect_four \
+      --snapshots='runs/c4/snaps/min_*.npz' --ladder=1000,4000,16000 \
+      --num_games=20 --png=benchmarks/results/connect_four_learning.png --json
+
+For each snapshot of `examples/train_perfect_information.py --snapshot_dir`
+and each opponent, `benchmarks/head_to_head.py` plays --num_games games in
+duplicate seats:
+  - the ladder: SoG at --sog_simulations simulations (no time limit)
+    against `mcts(simulations=N)` for each N of --ladder;
+  - with --time_limit T > 0: SoG against `mcts(time_limit=T)`, both T
+    seconds a move.
+Each point is SoG's score (wins + draws / 2) with its 95% interval; the PNG
+draws one line per opponent. Progress goes to stderr; --json prints the
+rows last.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+
+from absl import app
+from absl import flags
+
+_GAME = flags.DEFINE_string("game", "connect_four", "Game string.")
+_SNAPSHOTS = flags.DEFINE_string("snapshots", None, "A glob of the run's "
+                                 "snapshots (policy-value checkpoints).",
+                                 required=True)
+_LADDER = flags.DEFINE_list("ladder", ["1000", "4000", "16000"],
+                            "MCTS simulations of the ladder's rungs (empty: "
+                            "no ladder).")
+_SOG_SIMS = flags.DEFINE_integer("sog_simulations", 1000,
+                                 "SoG's simulations on the ladder.")
+_TIME_LIMIT = flags.DEFINE_float("time_limit", 0.0, "Seconds a move of the "
+                                 "equal-time match against mcts (0: none).")
+_NUM_GAMES = flags.DEFINE_integer("num_games", 20, "Games per point (even).")
+_WORKERS = flags.DEFINE_integer("workers", 2, "Processes playing games.")
+_PNG = flags.DEFINE_string("png", "", "Where to draw the curve (matplotlib).")
+_JSON = flags.DEFINE_bool("json", False, "Print the rows as JSON last.")
+
+_HEAD_TO_HEAD = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                             "head_to_head.py")
+
+
+def _minutes(path: str) -> float:
+  from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
+  meta, _ = policy_value.PolicyValueNet.read(path)
+  return float(meta.get("extra", {}).get("stats", {}).get("minutes", 0.0))
+
+
+def _match(snapshot: str, opponent: str, time_limit: float) -> dict:
+  params = f"checkpoint={snapshot}"
+  if time_limit == 0:
+    params += f",simulations={_SOG_SIMS.value}"
+  out = subprocess.run(
+      [sys.executable, _HEAD_TO_HEAD, f"--game={_GAME.value}",
+       f"--time_limit={time_limit}", f"--sog_params={params}",
+       f"--opponent={opponent}", f"--num_games={_NUM_GAMES.value}",
+       f"--workers={_WORKERS.value}", "--json"],
+      capture_output=True, text=True, check=False)
+  if out.returncode != 0:
+    raise SystemExit(f"learning_curve: head_to_head failed on {snapshot} "
+                     f"against {opponent}:\n{out.stderr[-2000:]}")
+  return json.loads(out.stdout.strip().splitlines()[-1])[0]
+
+
+def _plot(rows: list[dict], path: str) -> None:
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  fig, ax = plt.subplots(figsize=(6.5, 4))
+  for label in dict.fromkeys(r["label"] for r in rows):
+    mine = sorted((r for r in rows if r["label"] == label),
+                  key=lambda r: r["train_minutes"])
+    x = [r["train_minutes"] for r in mine]
+    y = [r["score"] for r in mine]
+    err = [[r["score"] - r["score_95"][0] for r in mine],
+           [r["score_95"][1] - r["score"] for r in mine]]
+    ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label)
+  ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+  ax.set_xlabel("training minutes")
+  ax.set_ylabel("SoG's score (95% interval)")
+  ax.set_ylim(0, 1)
+  ax.set_title(f"{_GAME.value}: SoG with the network against MCTS",
+               fontsize=9)
+  ax.legend(fontsize=7)
+  ax.grid(True, alpha=0.3)
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  snapshots = sorted(glob.glob(_SNAPSHOTS.value), key=_minutes)
+  if not snapshots:
+    raise app.UsageError(f"--snapshots: no file matches {_SNAPSHOTS.value!r}")
+  matches = [(f"SoG({_SOG_SIMS.value} sims) vs MCTS-{n}",
+              f"mcts(simulations={int(n)},seed={{seed}})", 0.0)
+             for n in _LADDER.value]
+  if _TIME_LIMIT.value > 0:
+    t = _TIME_LIMIT.value
+    matches.append((f"vs mcts(time_limit={t:g}), {t:g} s each",
+                    f"mcts(time_limit={t:g},seed={{seed}})", t))
+  rows = []
+  for snapshot in snapshots:
+    minutes = _minutes(snapshot)
+    for label, opponent, time_limit in matches:
+      row = _match(snapshot, opponent, time_limit)
+      row.update(label=label, train_minutes=minutes, snapshot=snapshot)
+      rows.append(row)
+      print(f"{minutes:6.1f} min | {label} | {row['wins']} / {row['draws']} "
+            f"/ {row['losses']} | {row['score']:.3f}", file=sys.stderr,
+            flush=True)
+  print("| minutes | match | W / D / L | score (95%) |")
+  print("|---|---|---|---|")
+  for r in rows:
+    print(f"| {r['train_minutes']:.0f} | {r['label']} | {r['wins']} / "
+          f"{r['draws']} / {r['losses']} | {r['score']:.3f} "
+          f"({r['score_95'][0]:.3f}-{r['score_95'][1]:.3f}) |")
+  if _PNG.value:
+    _plot(rows, _PNG.value)
+  if _JSON.value:
+    print(json.dumps(rows))
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -44,7 +44,9 @@ _GAME = flags.DEFINE_string("game", "connect_four", "Game string for "
 _MINUTES = flags.DEFINE_float("minutes", 60.0, "Wall-clock minutes to train.")
 _CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Where the trained "
                                   "network is written (.npz).", required=True)
-_RESUME = flags.DEFINE_bool("resume", False, "Continue from --checkpoint.")
+_RESUME = flags.DEFINE_bool("resume", False, "Continue from --checkpoint "
+                            "(its network and optimiser; the replay window "
+                            "starts empty).")
 _SNAPSHOT_DIR = flags.DEFINE_string(
     "snapshot_dir", None, "Directory for a copy of the network every "
     "--snapshot_minutes (min_MMM.npz), for the learning curve.")
@@ -108,8 +110,14 @@ def main(argv):
     game = pyspiel.load_game(_GAME.value)
   except pyspiel.SpielError as e:
     sys.exit(f"train_perfect_information: cannot load {_GAME.value!r}: {e}")
+  base_minutes = 0.0  # (a resumed run's minutes count from its start)
   if _RESUME.value:
-    net = policy_value.PolicyValueNet.load(_CHECKPOINT.value, game)
+    try:
+      net = policy_value.PolicyValueNet.load(_CHECKPOINT.value, game)
+    except ValueError as e:
+      sys.exit(f"train_perfect_information: --resume: {e}")
+    base_minutes = float(net.metadata.get("extra", {}).get("stats", {})
+                         .get("minutes", 0.0))
   else:
     config = dataclasses.replace(
         policy_value.default_config(),
@@ -143,6 +151,8 @@ def main(argv):
   signal.signal(signal.SIGTERM, lambda *_: stopped.append("SIGTERM"))
 
   def checkpoint(minutes, stats):
+    minutes += base_minutes
+    stats = {**stats, "minutes": round(minutes, 2)}
     net.save(_CHECKPOINT.value, extra={"settings": settings, "stats": stats})
     if _SNAPSHOT_DIR.value:
       os.makedirs(_SNAPSHOT_DIR.value, exist_ok=True)

@@ -208,8 +208,8 @@ class HistoryEngine : public HistoryTree {
     return {sims, iterations, walks};
   }
 
-  // Run with network leaves: grows until a simulation leaves a leaf
-  // pending, then returns; the caller values it (set_leaf_values) and calls
+  // Run with network leaves: grows until `leaf_batch` leaves are pending
+  // (or the budget is spent), then returns; the caller values it (set_leaf_values) and calls
   // again with what is left of its budget. The phases (CFR+ iterations
   // owed by the simulations grown) carry over between calls, and a call
   // that ends the budget ends with the iteration owed. Counts only the
@@ -222,6 +222,7 @@ class HistoryEngine : public HistoryTree {
       Refuse("history engine: run before set_leaf_values valued the pending "
              "leaves");
     }
+    if (config_.leaf_batch < 1) Refuse("history engine: leaf_batch must be >= 1");
     py::gil_scoped_release release;
     using Clock = std::chrono::steady_clock;
     const auto deadline =
@@ -267,7 +268,7 @@ class HistoryEngine : public HistoryTree {
         ++sims;
         ++grown_;
       }
-      if (!pending_.empty()) break;
+      if (static_cast<int64_t>(pending_.size()) >= config_.leaf_batch) break;
       if ((walks & 1023) == 0) CheckSignals();
     }
     return {sims, iterations, walks};
@@ -591,6 +592,7 @@ inline void Define(py::module_& m) {
       .def_readwrite("q_values", &Config::q_values)
       .def_readwrite("utility_range", &Config::utility_range)
       .def_readwrite("network_leaves", &Config::network_leaves)
+      .def_readwrite("leaf_batch", &Config::leaf_batch)
       .def_readwrite("seed", &Config::seed);
   py::class_<HistoryEngine>(m, "HistoryEngine")
       .def(py::init<std::shared_ptr<const open_spiel::Game>, Config>(),

@@ -188,6 +188,10 @@ struct Config {
   // Leaves wait for set_leaf_values (a network's values and priors)
   // instead of rollouts; PUCT growth backs a leaf's value up when it comes.
   bool network_leaves = false;
+  // PUCT growth with network leaves: a run returns once this many leaves
+  // wait (a larger batch asks the network less often; later walks of the
+  // batch see its leaves' visits but not yet their values).
+  int64_t leaf_batch = 1;
   uint64_t seed = 0;
 };
 

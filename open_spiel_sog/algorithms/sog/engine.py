@@ -124,7 +124,7 @@ class PerfectInformationSearch:
                c_puct: float = 1.0, seed: int = 0,
                max_nodes: int = 1_000_000, averaging_power: float = 1.0,
                cfr_mix: float = 0.5, puct_values: str = "backed_up",
-               network=None):
+               network=None, leaf_batch: int = 1):
     reason = native_reason(game)
     if reason is not None:
       raise ValueError(f"sog: engine=native cannot search {game}: {reason}")
@@ -144,6 +144,7 @@ class PerfectInformationSearch:
     config.averaging_power = float(averaging_power)
     config.seed = int(seed) & 0x7FFFFFFFFFFFFFFF
     config.network_leaves = network is not None
+    config.leaf_batch = int(leaf_batch)
     if network is not None and not game.get_type().provides_observation_tensor:
       raise ValueError(f"sog: a network needs observation tensors, which "
                        f"{game.get_type().short_name} does not provide")

@@ -9,7 +9,8 @@ For each snapshot of `examples/train_perfect_information.py --snapshot_dir`
 and each opponent, `benchmarks/head_to_head.py` plays --num_games games in
 duplicate seats:
   - the ladder: SoG at --sog_simulations simulations (no time limit)
-    against `mcts(simulations=N)` for each N of --ladder;
+    against OpenSpiel's C++ MCTS at N simulations
+    (`mcts(simulations=N,backend=cpp)`) for each N of --ladder;
   - with --time_limit T > 0: SoG against `mcts(time_limit=T)`, both T
     seconds a move.
 Each point is SoG's score (wins + draws / 2) with its 95% interval; the PNG
@@ -103,7 +104,7 @@ def main(argv):
   if not snapshots:
     raise app.UsageError(f"--snapshots: no file matches {_SNAPSHOTS.value!r}")
   matches = [(f"SoG({_SOG_SIMS.value} sims) vs MCTS-{n}",
-              f"mcts(simulations={int(n)},seed={{seed}})", 0.0)
+              f"mcts(simulations={int(n)},backend=cpp,seed={{seed}})", 0.0)
              for n in _LADDER.value]
   if _TIME_LIMIT.value > 0:
     t = _TIME_LIMIT.value

@@ -213,6 +213,19 @@ def test_mcts_time_limit_runs_openspiel_cpp_search_for_that_long():
   assert sorted(a for a, _ in policy) == state.legal_actions()
 
 
+def test_mcts_cpp_backend_runs_exactly_its_simulations():
+  game = pyspiel.load_game("connect_four")
+  state = game.new_initial_state()
+  bot = pyspiel.load_bot("mcts(simulations=700,backend=cpp,seed=2)", game, 0)
+  assert isinstance(bot._search, pyspiel.MCTSBot)  # pylint: disable=protected-access
+  assert bot.step(state) in state.legal_actions()
+  assert bot.simulations_run == 700
+  with pytest.raises(ValueError, match="unknown backend 'gpu'"):
+    pyspiel.load_bot("mcts(backend=gpu)", game, 0)
+  with pytest.raises(ValueError, match="backend=python takes simulations"):
+    pyspiel.load_bot("mcts(backend=python,time_limit=1)", game, 0)
+
+
 def test_mcts_time_limit_with_no_time_for_the_root_plays_a_legal_action():
   game = pyspiel.load_game("connect_four")
   state = game.new_initial_state()

@@ -32,6 +32,10 @@ Bots and their parameters (all optional):
       uct_c (2.0): UCT exploration constant.
       rollouts (1): random rollouts per leaf evaluation.
       solve (True): back up proven (solved) values.
+      backend ("auto"): "cpp" runs OpenSpiel's C++ MCTSBot for
+        `simulations` without a time limit too (the ladder of
+        benchmarks/learning_curve.py), "python" refuses time_limit, "auto"
+        is C++ with time_limit and Python without.
       time_limit (0.0): seconds per move (0: off). One C++ search per move
         that starts simulations until time_limit seconds have passed (it
         stops earlier once the root is solved), then plays the most visited
@@ -124,8 +128,11 @@ MCTS_DEFAULTS: dict[str, Any] = {
     "rollouts": 1,
     "solve": True,
     "time_limit": 0.0,
+    "backend": "auto",
     "seed": 0,
 }
+
+_MCTS_BACKENDS = ("auto", "cpp", "python")
 
 # The cap of a time-limited ismcts search given no simulations: out of
 # reach, so the clock stops it.
@@ -197,8 +204,17 @@ def _mcts_factory(game: pyspiel.Game, player: int,
         f"{game.get_type().short_name} (a Python game); time_limit is "
         "supported for OpenSpiel's C++ games only (use simulations without "
         "time_limit for Python games)")
+  if values["backend"] not in _MCTS_BACKENDS:
+    raise ValueError(f"mcts: unknown backend {values['backend']!r}; "
+                     f"supported: {', '.join(map(repr, _MCTS_BACKENDS))}")
+  if values["backend"] == "python" and values["time_limit"] > 0:
+    raise ValueError("mcts: time_limit runs OpenSpiel's C++ MCTSBot; "
+                     "backend=python takes simulations only")
+  if values["backend"] == "cpp" and is_python_game(game):
+    raise ValueError(f"mcts: backend=cpp cannot play "
+                     f"{game.get_type().short_name} (a Python game)")
   common.check_player("mcts", game, player)
-  if values["time_limit"] > 0:
+  if values["time_limit"] > 0 or values["backend"] == "cpp":
     return _TimedMCTSBot(game, values)
   rng = np.random.RandomState(values["seed"])
   evaluator = os_mcts.RandomRolloutEvaluator(
@@ -231,8 +247,10 @@ class _TimedMCTSBot(pyspiel.Bot):
     self._evaluator = pyspiel.RandomRolloutEvaluator(values["rollouts"],
                                                      values["seed"])
     # With a wall-clock limit the C++ search does not read max_simulations.
+    simulations = (common.MAX_SEED if self.time_limit > 0
+                   else values["simulations"])
     self._search = pyspiel.MCTSBot(
-        game, self._evaluator, values["uct_c"], common.MAX_SEED,
+        game, self._evaluator, values["uct_c"], simulations,
         MCTS_CPP_MAX_MEMORY_MB, values["solve"], values["seed"], False,
         max_wall_clock_time=values["time_limit"])
     self._rng = np.random.RandomState(values["seed"])

@@ -115,6 +115,66 @@ class HistoryEngine : public HistoryTree {
     return added;
   }
 
+  // --- Network leaves ------------------------------------------------------
+
+  // Leaves made since the last call that wait for a value (network_leaves).
+  std::vector<int64_t> PendingLeaves() const { return pending_; }
+
+  // Values (player 0's) of the pending leaves `nodes`, and where `priors`
+  // has a row per node (a distribution over the game's distinct actions),
+  // each decision leaf's PUCT prior over its legal actions. PUCT growth's
+  // walks that made them back the values up now.
+  void SetLeafValues(const std::vector<int64_t>& nodes,
+                     const std::vector<double>& values,
+                     const std::vector<std::vector<double>>& priors) {
+    if (nodes.size() != values.size() ||
+        (!priors.empty() && priors.size() != nodes.size())) {
+      Refuse("history engine: set_leaf_values needs one value (and one "
+             "prior row, if any) per node");
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const int64_t n = nodes[i];
+      if (n < 0 || n >= Size()) Refuse("history engine: no such node");
+      value_[n] = values[i];
+      backed_sum_[n] = values[i] * backed_n_[n];
+      auto d = deferred_.find(n);
+      if (d != deferred_.end()) {
+        for (int64_t m : d->second) {
+          backed_sum_[m] += values[i];
+          backed_n_[m] += 1.0;
+        }
+        deferred_.erase(d);
+      }
+      if (priors.empty() || actor_[n] < 0) continue;
+      const std::vector<double>& row = priors[i];
+      // (The row's slots where the walks of a batch made it already.)
+      std::vector<Action> legal;
+      if (row_[n] >= 0) {
+        const Rows& rows = rows_[actor_[n]];
+        const int64_t off = rows.offset[row_[n]];
+        legal.assign(rows.action.begin() + off,
+                     rows.action.begin() + off + rows.count[row_[n]]);
+      } else {
+        legal = states_[n]->LegalActions();
+      }
+      double total = 0.0;
+      for (Action a : legal) {
+        if (a < 0 || a >= static_cast<Action>(row.size())) {
+          Refuse("history engine: a prior row is shorter than the game's "
+                 "distinct actions");
+        }
+        total += std::max(row[a], 0.0);
+      }
+      prior_start_[n] = static_cast<int64_t>(priors_.size());
+      for (Action a : legal) {
+        priors_.push_back(total > 0.0 ? std::max(row[a], 0.0) / total
+                                      : 1.0 / legal.size());
+      }
+    }
+    pending_.clear();
+    values_valid_ = false;
+  }
+
   // --- Searching -----------------------------------------------------------
 
   // Runs growth simulations and CFR+ iterations until `simulations` (<0: no
@@ -210,7 +270,8 @@ class HistoryEngine : public HistoryTree {
 
   // Run with network leaves: grows until `leaf_batch` leaves are pending
   // (or the budget is spent), then returns; the caller values it (set_leaf_values) and calls
-  // again with what is left of its budget. The phases (CFR+ iterations
+  // again with what is left of its budget. Every walk is a simulation. The
+  // phases (CFR+ iterations
   // owed by the simulations grown) carry over between calls, and a call
   // that ends the budget ends with the iteration owed. Counts only the
   // call's own simulations, iterations and walks.
@@ -264,10 +325,12 @@ class HistoryEngine : public HistoryTree {
       if (done) break;
       ++walks;
       ++walk_count_;
-      if (Simulate(walk_count_ % 2)) {
-        ++sims;
-        ++grown_;
-      }
+      // (A walk that ends at a terminal history backs its value up, as an
+      // MCTS simulation does, and counts as a simulation: a won position
+      // does not spin.)
+      Simulate(walk_count_ % 2);
+      ++sims;
+      ++grown_;
       if (static_cast<int64_t>(pending_.size()) >= config_.leaf_batch) break;
       if ((walks & 1023) == 0) CheckSignals();
     }
@@ -289,10 +352,12 @@ class HistoryEngine : public HistoryTree {
     std::vector<int> players;
     for (size_t i = 0; i < nodes.size(); ++i) {
       const int64_t n = nodes[i];
-      if (n < 0 || n >= Size() || !states_[n]) {
-        Refuse("history engine: leaf_inputs takes leaves that hold a state");
+      if (n < 0 || n >= Size() || actor_[n] == kTerminal) {
+        Refuse("history engine: leaf_inputs takes non-terminal nodes");
       }
-      const State& state = *states_[n];
+      // (A leaf of a batch that later walks of it filled holds no state.)
+      std::unique_ptr<State> rebuilt = states_[n] ? nullptr : StateOf(n);
+      const State& state = states_[n] ? *states_[n] : *rebuilt;
       const int actor = state.CurrentPlayer();
       players.push_back(actor >= 0 ? actor : -1);
       state.ObservationTensor(
@@ -569,7 +634,7 @@ class HistoryEngine : public HistoryTree {
     return k - 1;
   }
 
-  int64_t grown_ = 0;       // RunNetwork: simulations since the last update
+  int64_t grown_ = 0;       // RunNetwork: walks since the last update
   int64_t walk_count_ = 0;  // RunNetwork: walks (the explorer's parity)
   std::vector<int64_t> walk_;                  // the nodes of a walk
   std::vector<double> root_cdf_;

@@ -515,55 +515,6 @@ class HistoryTree {
     config_.rollout_max_moves = max_moves;
   }
 
-  // Leaves made since the last call that wait for a value (network_leaves).
-  std::vector<int64_t> PendingLeaves() const { return pending_; }
-
-  // Values (player 0's) of the pending leaves `nodes`, and where `priors`
-  // has a row per node (a distribution over the game's distinct actions),
-  // each decision leaf's PUCT prior over its legal actions. PUCT growth's
-  // walks that made them back the values up now.
-  void SetLeafValues(const std::vector<int64_t>& nodes,
-                     const std::vector<double>& values,
-                     const std::vector<std::vector<double>>& priors) {
-    if (nodes.size() != values.size() ||
-        (!priors.empty() && priors.size() != nodes.size())) {
-      Refuse("history engine: set_leaf_values needs one value (and one "
-             "prior row, if any) per node");
-    }
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      const int64_t n = nodes[i];
-      if (n < 0 || n >= Size()) Refuse("history engine: no such node");
-      value_[n] = values[i];
-      backed_sum_[n] = values[i] * backed_n_[n];
-      auto d = deferred_.find(n);
-      if (d != deferred_.end()) {
-        for (int64_t m : d->second) {
-          backed_sum_[m] += values[i];
-          backed_n_[m] += 1.0;
-        }
-        deferred_.erase(d);
-      }
-      if (priors.empty() || actor_[n] < 0 || !states_[n]) continue;
-      const std::vector<double>& row = priors[i];
-      std::vector<Action> legal = states_[n]->LegalActions();
-      double total = 0.0;
-      for (Action a : legal) {
-        if (a < 0 || a >= static_cast<Action>(row.size())) {
-          Refuse("history engine: a prior row is shorter than the game's "
-                 "distinct actions");
-        }
-        total += std::max(row[a], 0.0);
-      }
-      prior_start_[n] = static_cast<int64_t>(priors_.size());
-      for (Action a : legal) {
-        priors_.push_back(total > 0.0 ? std::max(row[a], 0.0) / total
-                                      : 1.0 / legal.size());
-      }
-    }
-    pending_.clear();
-    values_valid_ = false;
-  }
-
  protected:
   struct Gadget {
     int64_t row;

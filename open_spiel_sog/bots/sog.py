@@ -383,11 +383,11 @@ def make_value_function(config: SoGConfig, game: pyspiel.Game
       game, num_rollouts=config.rollouts, seed=config.seed)
 
 
-def policy_value_network(config: SoGConfig, game: pyspiel.Game):
-  """The policy-value network (`networks.PolicyValueNet`, trained by
-  `examples/train_perfect_information.py`) that `config` names for a
-  perfect-information `game`: its checkpoint, or the one shipped for the
-  game under value_function=auto; None where it names none."""
+def policy_value_path(config: SoGConfig, game: pyspiel.Game) -> str | None:
+  """The policy-value checkpoint (a perfect-information game's network,
+  trained by `examples/train_perfect_information.py`) that `config` names
+  for `game`: its checkpoint, or the one shipped for the game under
+  value_function=auto; None where it names none."""
   if config.value_function not in ("auto", "cvpn") or not (
       _perfect_information(game)):
     return None
@@ -396,7 +396,7 @@ def policy_value_network(config: SoGConfig, game: pyspiel.Game):
   path = config.checkpoint or cvpn.shipped_checkpoint(game)
   if path is None or not policy_value.is_policy_value_checkpoint(path):
     return None
-  return policy_value.shared_network(path, game)
+  return path
 
 
 def _check_anchored_values(config: SoGConfig, game: pyspiel.Game) -> None:
@@ -563,12 +563,27 @@ class SoGBot(pyspiel.Bot):
     # Samples of the public states on the way to a decision favour this
     # bot's own infostate (never the opponent's: it cannot see that).
     self.observer.favoured_player = self._player
-    self.policy_value = policy_value_network(config, self._search_game)
+    game = self._search_game
+    path = policy_value_path(config, game)
+    self.policy_value = None
+    if path is not None:
+      # A shipped network picked by auto serves the native engine only;
+      # one asked for by name is refused where that engine cannot run
+      # (`_native_search`).
+      asked = bool(config.checkpoint) or config.value_function == "cvpn"
+      reason = ("engine=python was asked for" if config.engine == "python"
+                else engine_lib.native_reason(game))
+      if reason is None or asked:
+        from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
+        self.policy_value = policy_value.shared_network(path, game)
+      else:
+        print(f"sog: the network shipped for {game} searches on the native "
+              f"engine ({reason}); using the rollout value function",
+              file=sys.stderr)
     self.value_fn = (
         rollout_values.RolloutValueFunction(
-            self._search_game, num_rollouts=config.rollouts, seed=config.seed)
-        if self.policy_value is not None
-        else make_value_function(config, self._search_game))
+            game, num_rollouts=config.rollouts, seed=config.seed)
+        if path is not None else make_value_function(config, game))
     # Under a time limit, public states within max_histories may shrink
     # where building them is slow, except for value functions that need
     # them exact (a network's slots; the token network takes samples).

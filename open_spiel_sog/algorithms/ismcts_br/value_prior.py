@@ -10,20 +10,16 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from open_spiel_sog.algorithms.networks import CheckpointError
+from open_spiel_sog.algorithms.networks import CheckpointedNetwork
 from open_spiel_sog.algorithms.networks import NetworkConfig
 from open_spiel_sog.algorithms.networks import TwoHeadedMLP
 from open_spiel_sog.algorithms.networks import cross_entropy
 from open_spiel_sog.algorithms.networks import padded_predict
-from open_spiel_sog.algorithms.networks import read_npz
-from open_spiel_sog.algorithms.networks import same_game
-from open_spiel_sog.algorithms.networks import unflatten
-from open_spiel_sog.algorithms.networks import write_npz
 
 VALUE_PRIOR_FORMAT = "open_spiel_sog.value_prior/1"
 
 
-class ValuePriorNet:
+class ValuePriorNet(CheckpointedNetwork):
   """The value-and-prior network of ISMCTS-BR (`ISMCTSBR`).
 
   One network serves both seats of a two-player game: its input is the
@@ -41,6 +37,9 @@ class ValuePriorNet:
   jitted and padded to power-of-two buckets (one compile per bucket).
   `NetworkConfig.huber_delta` is not used (the value loss is the MSE).
   """
+
+  FORMAT = VALUE_PRIOR_FORMAT
+  KIND = "value-prior"
 
   MAX_BUCKET = 4096
 
@@ -180,45 +179,3 @@ class ValuePriorNet:
     """What a checkpoint must agree with to be used for this game."""
     return {"input_size": self.input_size, "num_actions": self.num_actions,
             "utility_scale": self.utility_scale}
-
-  def save(self, path: str, *, extra: dict[str, Any] | None = None,
-           include_optimizer: bool = True) -> None:
-    """Writes params, optimiser state, step, network config, game string and
-    `extra` to `path` (.npz, with a JSON metadata array), atomically."""
-    self._check_params()
-    include_optimizer = include_optimizer and self.opt_state is not None
-    meta = {"format": VALUE_PRIOR_FORMAT, "game": str(self.game),
-            "step": self.step, "network": self.config.to_json(),
-            "spec": self.spec(), "extra": extra or {},
-            "has_optimizer": bool(include_optimizer)}
-    write_npz(path, meta, self.params,
-              self.opt_state if include_optimizer else None)
-
-  @staticmethod
-  def read(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """(metadata, arrays) of a value-prior checkpoint, with clear errors."""
-    return read_npz(path, VALUE_PRIOR_FORMAT, "value-prior")
-
-  @classmethod
-  def load(cls, path: str, game: pyspiel.Game | str) -> "ValuePriorNet":
-    """The network stored at `path`, checked against `game`."""
-    meta, arrays = cls.read(path)
-    game = pyspiel.load_game(game) if isinstance(game, str) else game
-    if not same_game(str(meta.get("game")), game):
-      raise CheckpointError(f"checkpoint {path!r} was trained for "
-                            f"{meta.get('game')}, not {game}")
-    try:
-      config = NetworkConfig.from_json(meta["network"])
-    except (KeyError, ValueError, TypeError) as e:
-      raise CheckpointError(f"{path!r}: bad network settings: {e}") from None
-    net = cls(game, config)
-    if meta.get("spec") != net.spec():
-      raise CheckpointError(f"checkpoint {path!r} expects inputs/outputs "
-                            f"{meta.get('spec')}, {game} has {net.spec()}")
-    net.init(0)
-    net.params = unflatten(net.params, arrays, "params", path)
-    if meta.get("has_optimizer"):
-      net.opt_state = unflatten(net.opt_state, arrays, "opt_state", path)
-    net.step = int(meta.get("step", 0))
-    net.metadata = meta
-    return net

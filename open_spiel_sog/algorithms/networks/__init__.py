@@ -4,12 +4,15 @@ ISMCTS-BR's value-and-prior network (`algorithms.ismcts_br`).
   settings     NetworkConfig (widths, losses, optimiser) and its JSON form
   mlp          the two-headed MLP in Haiku (the only `hk.transform`), its
                optimiser, jitted functions and padded inference
-  checkpoints  the .npz checkpoint files and their errors
+  checkpoints  the .npz checkpoint files, their errors and the save /
+               load both MLP networks share (CheckpointedNetwork)
+  policy_value a perfect-information game's policy-value network
 
 jax, haiku and optax are imported inside functions: importing this package
 imports none of them.
 """
 
+from open_spiel_sog.algorithms.networks.checkpoints import CheckpointedNetwork
 from open_spiel_sog.algorithms.networks.checkpoints import CheckpointError
 from open_spiel_sog.algorithms.networks.checkpoints import flatten
 from open_spiel_sog.algorithms.networks.checkpoints import read_npz
@@ -29,6 +32,7 @@ from open_spiel_sog.algorithms.networks.settings import settings_from_json
 from open_spiel_sog.algorithms.networks.settings import settings_to_json
 
 __all__ = [
+    "CheckpointedNetwork",
     "CheckpointError",
     "check_widths",
     "cross_entropy",

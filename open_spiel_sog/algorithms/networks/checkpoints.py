@@ -103,3 +103,57 @@ def same_game(name: str, game: pyspiel.Game) -> bool:
     return False
   return (other.get_type().short_name == game.get_type().short_name and
           other.get_parameters() == game.get_parameters())
+
+
+class CheckpointedNetwork:
+  """save / read / load for a network class with `FORMAT` and `KIND`
+  (class attributes), built as `cls(game, config)` and holding `game`,
+  `config` (a NetworkConfig), `params`, `opt_state`, `step`, `metadata`,
+  `init(seed)` and `spec()` (what a checkpoint must agree with)."""
+
+  FORMAT = ""
+  KIND = ""
+
+  def save(self, path: str, *, extra: dict[str, Any] | None = None,
+           include_optimizer: bool = True) -> None:
+    """Writes params (and the optimiser state), step, network settings,
+    game string and `extra` to `path` (.npz with JSON metadata),
+    atomically."""
+    self._check_params()
+    include_optimizer = include_optimizer and self.opt_state is not None
+    meta = {"format": self.FORMAT, "game": str(self.game),
+            "step": self.step, "network": self.config.to_json(),
+            "spec": self.spec(), "extra": extra or {},
+            "has_optimizer": bool(include_optimizer)}
+    write_npz(path, meta, self.params,
+              self.opt_state if include_optimizer else None)
+
+  @classmethod
+  def read(cls, path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """(metadata, arrays) of a checkpoint of this kind, with clear errors."""
+    return read_npz(path, cls.FORMAT, cls.KIND)
+
+  @classmethod
+  def load(cls, path: str, game: pyspiel.Game | str):
+    """The network stored at `path`, checked against `game`."""
+    from open_spiel_sog.algorithms.networks.settings import NetworkConfig  # pylint: disable=g-import-not-at-top
+    meta, arrays = cls.read(path)
+    game = pyspiel.load_game(game) if isinstance(game, str) else game
+    if not same_game(str(meta.get("game")), game):
+      raise CheckpointError(f"checkpoint {path!r} was trained for "
+                            f"{meta.get('game')}, not {game}")
+    try:
+      config = NetworkConfig.from_json(meta["network"])
+    except (KeyError, ValueError, TypeError) as e:
+      raise CheckpointError(f"{path!r}: bad network settings: {e}") from None
+    net = cls(game, config)
+    if meta.get("spec") != net.spec():
+      raise CheckpointError(f"checkpoint {path!r} expects inputs/outputs "
+                            f"{meta.get('spec')}, {game} has {net.spec()}")
+    net.init(0)
+    net.params = unflatten(net.params, arrays, "params", path)
+    if meta.get("has_optimizer"):
+      net.opt_state = unflatten(net.opt_state, arrays, "opt_state", path)
+    net.step = int(meta.get("step", 0))
+    net.metadata = meta
+    return net

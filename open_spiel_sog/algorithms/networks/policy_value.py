@@ -16,11 +16,8 @@ from typing import Any
 import numpy as np
 import pyspiel
 
+from open_spiel_sog.algorithms.networks.checkpoints import CheckpointedNetwork
 from open_spiel_sog.algorithms.networks.checkpoints import CheckpointError
-from open_spiel_sog.algorithms.networks.checkpoints import read_npz
-from open_spiel_sog.algorithms.networks.checkpoints import same_game
-from open_spiel_sog.algorithms.networks.checkpoints import unflatten
-from open_spiel_sog.algorithms.networks.checkpoints import write_npz
 from open_spiel_sog.algorithms.networks.mlp import cross_entropy
 from open_spiel_sog.algorithms.networks.mlp import TwoHeadedMLP
 from open_spiel_sog.algorithms.networks.settings import NetworkConfig
@@ -52,7 +49,7 @@ def perfect_information_reason(game: pyspiel.Game) -> str | None:
   return None
 
 
-class PolicyValueNet:
+class PolicyValueNet(CheckpointedNetwork):
   """A value head (tanh, the acting player's return over the game's largest
   absolute utility) and a policy head (logits over
   `game.num_distinct_actions()`, masked to the legal actions), each on its
@@ -61,6 +58,9 @@ class PolicyValueNet:
   Loss: value_weight * MSE(value, target) + policy_weight *
   cross-entropy(policy target, prior) + weight_decay * L2.
   """
+
+  FORMAT = POLICY_VALUE_FORMAT
+  KIND = "policy-value"
 
   def __init__(self, game: pyspiel.Game | str,
                config: NetworkConfig | None = None):
@@ -190,48 +190,6 @@ class PolicyValueNet:
     """What a checkpoint must agree with to be used for this game."""
     return {"input_size": self.input_size, "num_actions": self.num_actions,
             "utility_scale": self.utility_scale}
-
-  def save(self, path: str, *, extra: dict[str, Any] | None = None,
-           include_optimizer: bool = True) -> None:
-    """Writes params (and the optimiser state), step, settings, game string
-    and `extra` to `path` (.npz with JSON metadata), atomically."""
-    self._check_params()
-    include_optimizer = include_optimizer and self.opt_state is not None
-    meta = {"format": POLICY_VALUE_FORMAT, "game": str(self.game),
-            "step": self.step, "network": self.config.to_json(),
-            "spec": self.spec(), "extra": extra or {},
-            "has_optimizer": bool(include_optimizer)}
-    write_npz(path, meta, self.params,
-              self.opt_state if include_optimizer else None)
-
-  @staticmethod
-  def read(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """(metadata, arrays) of a policy-value checkpoint, with clear errors."""
-    return read_npz(path, POLICY_VALUE_FORMAT, "policy-value")
-
-  @classmethod
-  def load(cls, path: str, game: pyspiel.Game | str) -> "PolicyValueNet":
-    """The network stored at `path`, checked against `game`."""
-    meta, arrays = cls.read(path)
-    game = pyspiel.load_game(game) if isinstance(game, str) else game
-    if not same_game(str(meta.get("game")), game):
-      raise CheckpointError(f"checkpoint {path!r} was trained for "
-                            f"{meta.get('game')}, not {game}")
-    try:
-      config = NetworkConfig.from_json(meta["network"])
-    except (KeyError, ValueError, TypeError) as e:
-      raise CheckpointError(f"{path!r}: bad network settings: {e}") from None
-    net = cls(game, config)
-    if meta.get("spec") != net.spec():
-      raise CheckpointError(f"checkpoint {path!r} expects inputs/outputs "
-                            f"{meta.get('spec')}, {game} has {net.spec()}")
-    net.init(0)
-    net.params = unflatten(net.params, arrays, "params", path)
-    if meta.get("has_optimizer"):
-      net.opt_state = unflatten(net.opt_state, arrays, "opt_state", path)
-    net.step = int(meta.get("step", 0))
-    net.metadata = meta
-    return net
 
 
 def is_policy_value_checkpoint(path: str) -> bool:

@@ -252,10 +252,12 @@ def test_a_network_trained_here_stops_sog_losing_to_mcts(tmp_path):
   net.init(0)
   untrained = str(tmp_path / "untrained.npz")
   net.save(untrained)
+  # (A count of moves, not minutes: the same network on any machine.)
   pi.train(game, net,
-           pi.SelfPlayConfig(simulations=50, games=32, seed=0),
-           pi.LearnConfig(min_replay=500, updates_per_example=4),
-           minutes=10, max_moves=50_000, log=lambda s: None)
+           pi.SelfPlayConfig(simulations=50, games=32, seed=0,
+                             root_value_weight=0.0),
+           pi.LearnConfig(min_replay=500, updates_per_example=8),
+           minutes=10, max_moves=8_000, log=lambda s: None)
   trained = str(tmp_path / "trained.npz")
   net.save(trained)
   assert _score_against_mcts(untrained) > 0

@@ -181,8 +181,10 @@ class SoGConfig:
       policy played are the same under both. docs/engine.md measures them.
     leaf_batch: with a policy-value network on the native engine: new
       leaves valued per network call (the walks of a batch see its earlier
-      leaves' visits, not yet their values); in connect_four at 1 s a move,
-      8 runs 3.5 times the simulations of 1 (docs/learning.md).
+      leaves' visits, not yet their values); -1 (auto): 8 under a
+      time_limit (in connect_four at 1 s a move, 3.5 times the simulations
+      of 1), 1 otherwise, where a search's simulations are counted and each
+      should see every value before it (docs/learning.md).
     policy_threshold: the bot plays (and `get_policy` gives) the searched
       policy with the actions below this probability dropped and the rest
       renormalised, the largest always kept (thresholding: Ganzfried and
@@ -219,7 +221,7 @@ class SoGConfig:
   purify: bool = True
   engine: str = "auto"
   puct_values: str = "backed_up"
-  leaf_batch: int = 8
+  leaf_batch: int = -1
 
   # simulations=-1 (auto): the count without a time limit, and the cap
   # (out of reach) that leaves a time-limited search to the clock.
@@ -291,9 +293,10 @@ class SoGConfig:
           f"sog: unknown puct_values {self.puct_values!r}; supported: "
           f"{', '.join(map(repr, engine_lib.PUCT_VALUES))}")
     if isinstance(self.leaf_batch, bool) or not isinstance(
-        self.leaf_batch, int) or self.leaf_batch < 1:
-      raise ValueError(f"sog: leaf_batch must be an integer >= 1, got "
-                       f"{self.leaf_batch!r}")
+        self.leaf_batch, int) or (self.leaf_batch < 1 and
+                                  self.leaf_batch != -1):
+      raise ValueError(f"sog: leaf_batch must be an integer >= 1 or -1 "
+                       f"(auto), got {self.leaf_batch!r}")
     if self.engine not in engine_lib.ENGINES:
       raise ValueError(f"sog: unknown engine {self.engine!r}; supported: "
                        f"{', '.join(map(repr, engine_lib.ENGINES))}")
@@ -550,7 +553,8 @@ class SoGBot(pyspiel.Bot):
         rollouts=config.rollouts, c_puct=config.c_puct, seed=config.seed,
         averaging_power=config.averaging_power,
         puct_values=config.puct_values, network=self.policy_value,
-        leaf_batch=config.leaf_batch)
+        leaf_batch=(config.leaf_batch if config.leaf_batch > 0 else
+                    8 if config.time_limit else 1))
 
   def _build(self, infostates: str) -> None:
     """The observer, value function and resolver, on `infostates` keys."""

@@ -452,8 +452,8 @@ def test_cfr_policy_is_near_nash_and_scores_its_expected_value():
 
 @pytest.mark.parametrize("name,game_string,params,match", [
     ("mcts", "tic_tac_toe", {"sims": 3},
-     r"mcts: unknown parameter\(s\) 'sims'; supported: rollouts, seed, "
-     r"simulations, solve, time_limit, uct_c"),
+     r"mcts: unknown parameter\(s\) 'sims'; supported: backend, rollouts, "
+     r"seed, simulations, solve, time_limit, uct_c"),
     ("mcts", "tic_tac_toe", {"simulations": "many"},
      r"mcts: parameter 'simulations' must be of type int.*supported"),
     ("mcts", "tic_tac_toe", {"simulations": 0}, r"mcts: simulations must be"),

@@ -345,11 +345,12 @@ def test_ctrl_c_stops_a_long_search():
           "except KeyboardInterrupt:\n"
           "  print('interrupted', flush=True)\n")
   proc = subprocess.Popen([sys.executable, "-c", code],
-                          stdout=subprocess.PIPE, text=True)
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
   assert proc.stdout.readline().strip() == "searching"
   time.sleep(1.0)
   proc.send_signal(signal.SIGINT)
   begin = time.monotonic()
-  out, _ = proc.communicate(timeout=60)
-  assert "interrupted" in out
+  out, err = proc.communicate(timeout=60)
+  assert "interrupted" in out, (proc.returncode, out, err[-2000:])
   assert time.monotonic() - begin < 5.0

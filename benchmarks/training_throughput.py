@@ -23,6 +23,10 @@ and --settle more seconds have passed, --seconds of steady state:
 The search settings default to those of the shipped Leduc network
 (docs/training.md); `--solver=exact` measures exact query solvers (the
 liar's dice networks' settings: docs/training.md, "Exact query solvers").
+With --perfect_information_seconds, the perfect-information recipe
+(`examples/train_perfect_information.py`: batched self-play on the native
+engine, learning included) then runs as long in the same process, and its
+examples a second are given over the first row's (docs/learning.md).
 Progress goes to stderr; --json prints, last, one JSON object with `game`,
 `solver`, `cpu_count`, `seconds` and `rows`. docs/training.md ("Training at
 scale") holds the measured table.

@@ -286,13 +286,17 @@ def test_policy_value_checkpoints_refuse_bad_files(tmp_path):
 SHIPPED = os.path.join(cvpn.DATA_DIR, "connect_four.npz")
 
 
-def test_the_shipped_connect_four_network_is_chosen_by_auto():
+def test_the_shipped_connect_four_network_is_chosen_by_auto(capsys):
   assert cvpn.shipped_checkpoint(C4) == SHIPPED
   net = policy_value.PolicyValueNet.load(SHIPPED, C4)
   assert os.path.getsize(SHIPPED) < 10 * 2**20
   bot = sog.SoGBot(C4, 0, {"simulations": 200})
   assert bot.policy_value is not None
   assert bot.native is not None and bot.native.network is bot.policy_value
+  # engine=python cannot use it: auto falls back to rollouts, with a notice.
+  python_bot = sog.SoGBot(C4, 0, {"simulations": 20, "engine": "python"})
+  assert python_bot.policy_value is None and python_bot.native is None
+  assert "searches on the native engine" in capsys.readouterr().err
   # It blocks an open three (x threatens 0-1-2-3 on the bottom row).
   state = _play(C4, [0, 6, 1, 6, 2])
   assert bot_step(state) == 3

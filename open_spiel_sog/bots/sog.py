@@ -56,13 +56,14 @@ import pyspiel
 from open_spiel_sog.algorithms.sog import anchored
 from open_spiel_sog.algorithms.sog import beliefs
 from open_spiel_sog.algorithms.sog import engine as engine_lib
-from open_spiel_sog.algorithms.sog import exact_values
 from open_spiel_sog.algorithms.sog import gt_cfr
 from open_spiel_sog.algorithms.sog import resolving
 from open_spiel_sog.algorithms.sog import rollout_values
-from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.algorithms.sog import VALUE_FUNCTIONS
 from open_spiel_sog.bots import common
+from open_spiel_sog.bots import sog_values
+from open_spiel_sog.bots.sog_values import make_value_function  # pylint: disable=unused-import  (sog.make_value_function)
+from open_spiel_sog.bots.sog_values import resolved_value_function  # pylint: disable=unused-import
 from open_spiel_sog.public_state import INFOSTATE_SOURCES
 from open_spiel_sog.public_state import InfostateSplit
 from open_spiel_sog.public_state import ObserverConfig
@@ -350,58 +351,6 @@ class SoGConfig:
                          f"{getattr(self, name)}")
 
 
-def resolved_value_function(config: SoGConfig, game: pyspiel.Game) -> str:
-  """The value function "auto" stands for in `game`: "cvpn" with a
-  checkpoint or a shipped network, "rollout" (with a notice) otherwise."""
-  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
-  if config.value_function != "auto":
-    return config.value_function
-  if config.checkpoint or cvpn.shipped_checkpoint(game) is not None:
-    return "cvpn"
-  print(f"sog: no trained network ships for {game}; using the rollout value "
-        "function (train one with examples/train.py and pass checkpoint=PATH)",
-        file=sys.stderr)
-  return "rollout"
-
-
-def make_value_function(config: SoGConfig, game: pyspiel.Game
-                        ) -> value_functions.ValueFunction:
-  """The value function `config` names for `game` (a network is shared
-  read-only with the process's other bots that use the same file)."""
-  name = resolved_value_function(config, game)
-  if name == "cvpn":
-    from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
-    path = config.checkpoint or cvpn.shipped_checkpoint(game)
-    if path is None:
-      shipped = ", ".join(cvpn.shipped_games()) or "none"
-      raise ValueError(
-          f"sog: value_function=cvpn needs checkpoint=PATH for {game}; "
-          f"networks ship for: {shipped}")
-    return cvpn.CVPNValueFunction.from_checkpoint(path, game)
-  if name == "exact":
-    return exact_values.ExactValueFunction(
-        game, tolerance=config.exact_tolerance,
-        max_iterations=config.exact_max_iterations)
-  return rollout_values.RolloutValueFunction(
-      game, num_rollouts=config.rollouts, seed=config.seed)
-
-
-def policy_value_path(config: SoGConfig, game: pyspiel.Game) -> str | None:
-  """The policy-value checkpoint (a perfect-information game's network,
-  trained by `examples/train_perfect_information.py`) that `config` names
-  for `game`: its checkpoint, or the one shipped for the game under
-  value_function=auto; None where it names none."""
-  if config.value_function not in ("auto", "cvpn") or not (
-      _perfect_information(game)):
-    return None
-  from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
-  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
-  path = config.checkpoint or cvpn.shipped_checkpoint(game)
-  if path is None or not policy_value.is_policy_value_checkpoint(path):
-    return None
-  return path
-
-
 def _check_anchored_values(config: SoGConfig, game: pyspiel.Game) -> None:
   """Refuses, in one line, a value function the anchored subgame cannot
   use (it values its leaves by rollouts until networks serve it), naming
@@ -567,27 +516,8 @@ class SoGBot(pyspiel.Bot):
     # Samples of the public states on the way to a decision favour this
     # bot's own infostate (never the opponent's: it cannot see that).
     self.observer.favoured_player = self._player
-    game = self._search_game
-    path = policy_value_path(config, game)
-    self.policy_value = None
-    if path is not None:
-      # A shipped network picked by auto serves the native engine only;
-      # one asked for by name is refused where that engine cannot run
-      # (`_native_search`).
-      asked = bool(config.checkpoint) or config.value_function == "cvpn"
-      reason = ("engine=python was asked for" if config.engine == "python"
-                else engine_lib.native_reason(game))
-      if reason is None or asked:
-        from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
-        self.policy_value = policy_value.shared_network(path, game)
-      else:
-        print(f"sog: the network shipped for {game} searches on the native "
-              f"engine ({reason}); using the rollout value function",
-              file=sys.stderr)
-    self.value_fn = (
-        rollout_values.RolloutValueFunction(
-            game, num_rollouts=config.rollouts, seed=config.seed)
-        if path is not None else make_value_function(config, game))
+    self.value_fn, self.policy_value = sog_values.bot_value_functions(
+        config, self._search_game)
     # Under a time limit, public states within max_histories may shrink
     # where building them is slow, except for value functions that need
     # them exact (a network's slots; the token network takes samples).

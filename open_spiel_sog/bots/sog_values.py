@@ -1,0 +1,100 @@
+"""Which value function the sog bot searches with: `value_function` and
+`checkpoint` resolved for a game (a shipped CVPN, exact values, rollouts),
+and a perfect-information game's policy-value network, which serves the
+native engine (docs/learning.md)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pyspiel
+
+from open_spiel_sog.algorithms.sog import engine as engine_lib
+from open_spiel_sog.algorithms.sog import exact_values
+from open_spiel_sog.algorithms.sog import rollout_values
+from open_spiel_sog.algorithms.sog import value_functions
+
+
+def _perfect_information(game: pyspiel.Game) -> bool:
+  return (game.get_type().information ==
+          pyspiel.GameType.Information.PERFECT_INFORMATION)
+
+
+def resolved_value_function(config: Any, game: pyspiel.Game) -> str:
+  """The value function "auto" stands for in `game`: "cvpn" with a
+  checkpoint or a shipped network, "rollout" (with a notice) otherwise."""
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
+  if config.value_function != "auto":
+    return config.value_function
+  if config.checkpoint or cvpn.shipped_checkpoint(game) is not None:
+    return "cvpn"
+  print(f"sog: no trained network ships for {game}; using the rollout value "
+        "function (train one with examples/train.py and pass checkpoint=PATH)",
+        file=sys.stderr)
+  return "rollout"
+
+
+def make_value_function(config: Any, game: pyspiel.Game
+                        ) -> value_functions.ValueFunction:
+  """The value function `config` names for `game` (a network is shared
+  read-only with the process's other bots that use the same file)."""
+  name = resolved_value_function(config, game)
+  if name == "cvpn":
+    from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
+    path = config.checkpoint or cvpn.shipped_checkpoint(game)
+    if path is None:
+      shipped = ", ".join(cvpn.shipped_games()) or "none"
+      raise ValueError(
+          f"sog: value_function=cvpn needs checkpoint=PATH for {game}; "
+          f"networks ship for: {shipped}")
+    return cvpn.CVPNValueFunction.from_checkpoint(path, game)
+  if name == "exact":
+    return exact_values.ExactValueFunction(
+        game, tolerance=config.exact_tolerance,
+        max_iterations=config.exact_max_iterations)
+  return rollout_values.RolloutValueFunction(
+      game, num_rollouts=config.rollouts, seed=config.seed)
+
+
+def policy_value_path(config: Any, game: pyspiel.Game) -> str | None:
+  """The policy-value checkpoint (a perfect-information game's network,
+  trained by `examples/train_perfect_information.py`) that `config` names
+  for `game`: its checkpoint, or the one shipped for the game under
+  value_function=auto; None where it names none."""
+  if config.value_function not in ("auto", "cvpn") or not (
+      _perfect_information(game)):
+    return None
+  from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
+  path = config.checkpoint or cvpn.shipped_checkpoint(game)
+  if path is None or not policy_value.is_policy_value_checkpoint(path):
+    return None
+  return path
+
+
+def bot_value_functions(config: Any, game: pyspiel.Game):
+  """(value function, policy-value network or None) of a sog bot. A
+  network shipped for a perfect-information game and picked by auto serves
+  the native engine only: where that engine cannot run (engine=python, no
+  shim) the bot uses rollouts, with a notice; one asked for by checkpoint
+  or value_function=cvpn is kept, and the bot refuses it there
+  (`SoGBot._native_search`). With a policy-value network, the value
+  function (for nothing but the Python path's bookkeeping) is rollouts."""
+  path = policy_value_path(config, game)
+  net = None
+  if path is not None:
+    asked = bool(config.checkpoint) or config.value_function == "cvpn"
+    reason = ("engine=python was asked for" if config.engine == "python"
+              else engine_lib.native_reason(game))
+    if reason is None or asked:
+      from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
+      net = policy_value.shared_network(path, game)
+    else:
+      print(f"sog: the network shipped for {game} searches on the native "
+            f"engine ({reason}); using the rollout value function",
+            file=sys.stderr)
+  value_fn = (rollout_values.RolloutValueFunction(
+      game, num_rollouts=config.rollouts, seed=config.seed)
+              if path is not None else make_value_function(config, game))
+  return value_fn, net

@@ -335,7 +335,10 @@ def test_network_hook_hands_leaves_over_in_one_batch():
 def test_ctrl_c_stops_a_long_search():
   """A search holds no GIL while it runs; Ctrl-C (SIGINT) still raises
   KeyboardInterrupt out of it within a moment, not at its end."""
-  code = ("import sys, pyspiel, open_spiel_sog\n"
+  # (The child restores Python's SIGINT handler: a pytest-xdist worker
+  # may run with SIGINT ignored, which its children inherit.)
+  code = ("import signal, sys, pyspiel, open_spiel_sog\n"
+          "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
           "from open_spiel_sog.algorithms.sog import engine\n"
           "g = pyspiel.load_game('connect_four')\n"
           "s = engine.PerfectInformationSearch(g, simulations=10**8)\n"

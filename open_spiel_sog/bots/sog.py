@@ -370,9 +370,7 @@ def _check_anchored_values(config: SoGConfig, game: pyspiel.Game) -> None:
       "with it")
 
 
-def _perfect_information(game: pyspiel.Game) -> bool:
-  return (game.get_type().information ==
-          pyspiel.GameType.Information.PERFECT_INFORMATION)
+_perfect_information = sog_values.perfect_information
 
 
 def resolve_config(config: SoGConfig, game: pyspiel.Game

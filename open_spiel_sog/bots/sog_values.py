@@ -16,7 +16,8 @@ from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.algorithms.sog import value_functions
 
 
-def _perfect_information(game: pyspiel.Game) -> bool:
+def perfect_information(game: pyspiel.Game) -> bool:
+  """Whether `game` is a perfect-information game."""
   return (game.get_type().information ==
           pyspiel.GameType.Information.PERFECT_INFORMATION)
 
@@ -63,7 +64,7 @@ def policy_value_path(config: Any, game: pyspiel.Game) -> str | None:
   for `game`: its checkpoint, or the one shipped for the game under
   value_function=auto; None where it names none."""
   if config.value_function not in ("auto", "cvpn") or not (
-      _perfect_information(game)):
+      perfect_information(game)):
     return None
   from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
   from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top

@@ -284,6 +284,8 @@ class HistoryEngine : public HistoryTree {
              "leaves");
     }
     if (config_.leaf_batch < 1) Refuse("history engine: leaf_batch must be >= 1");
+    // (The roots' weights: anchored growth draws a walk's root by them.)
+    if (root_cdf_.size() != roots_.size()) RootWeights();
     py::gil_scoped_release release;
     using Clock = std::chrono::steady_clock;
     const auto deadline =
@@ -368,6 +370,54 @@ class HistoryEngine : public HistoryTree {
       }
     }
     return {obs, legal, players};
+  }
+
+  // What the token network reads of nodes `nodes` (anchored growth's leaf
+  // groups, DESIGN.md section 17): (each node's two infostate tensors
+  // [n, 2, T], OpenSpiel's information_state_tensor where the game has
+  // one, else each player's observation_tensor; both key ids [n, 2]; chance
+  // reach, the root weight in [n]; each player's reach of its sequence
+  // under the current policy [n, 2]; the acting players, -1 at chance).
+  std::tuple<py::array_t<float>, py::array_t<int64_t>, py::array_t<double>,
+             py::array_t<double>, std::vector<int>>
+  LeafData(const std::vector<int64_t>& nodes) {
+    const bool info = game_->GetType().provides_information_state_tensor;
+    const int64_t width = info ? game_->InformationStateTensorSize()
+                               : game_->ObservationTensorSize();
+    const int64_t n = static_cast<int64_t>(nodes.size());
+    Reach(0);
+    Reach(1);
+    py::array_t<float> tensors({n, int64_t{2}, width});
+    py::array_t<int64_t> keys({n, int64_t{2}});
+    py::array_t<double> chance(n);
+    py::array_t<double> reaches({n, int64_t{2}});
+    float* t = tensors.mutable_data();
+    int64_t* k = keys.mutable_data();
+    double* c = chance.mutable_data();
+    double* r = reaches.mutable_data();
+    std::vector<int> players;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t m = nodes[i];
+      if (m < 0 || m >= Size() || actor_[m] == kTerminal) {
+        Refuse("history engine: leaf_data takes non-terminal nodes");
+      }
+      std::unique_ptr<State> rebuilt = states_[m] ? nullptr : StateOf(m);
+      const State& state = states_[m] ? *states_[m] : *rebuilt;
+      for (int p = 0; p < 2; ++p) {
+        auto span = absl::MakeSpan(t + (i * 2 + p) * width,
+                                   static_cast<size_t>(width));
+        if (info) {
+          state.InformationStateTensor(p, span);
+        } else {
+          state.ObservationTensor(p, span);
+        }
+        k[i * 2 + p] = key_[p][m];
+        r[i * 2 + p] = rows_[p].reach[seq_[p][m]];
+      }
+      c[i] = reach_[m];
+      players.push_back(actor_[m] >= 0 ? actor_[m] : -1);
+    }
+    return {tensors, keys, chance, reaches, players};
   }
 
   // Lets Python's signal handlers run (Ctrl-C raises KeyboardInterrupt
@@ -694,6 +744,7 @@ inline void Define(py::module_& m) {
            py::arg("nodes"), py::arg("values"),
            py::arg("priors") = std::vector<std::vector<double>>())
       .def("leaf_inputs", &HistoryEngine::LeafInputs)
+      .def("leaf_data", &HistoryEngine::LeafData)
       .def_property_readonly("iterations", &HistoryEngine::iterations)
       .def("__len__", &HistoryEngine::Size);
   m.def("blake2b_hex", &blake2b::HexDigest, py::arg("data"),

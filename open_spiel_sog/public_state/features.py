@@ -25,6 +25,7 @@ the unordered pair of one's dice, see `_unordered_keys`), and at the root.
 from __future__ import annotations
 
 import numpy as np
+import pyspiel
 
 from open_spiel_sog.public_state.observer import PublicStateObserver
 from open_spiel_sog.public_state.partition import make_public_observation
@@ -201,13 +202,20 @@ class PublicFeatures:
 
   def __call__(self, ps: PublicState) -> np.ndarray:
     """[F] float32 features of `ps`."""
-    h = ps.histories[0]
+    return self.of_histories(ps.histories[0], _action_matrix(ps)
+                             if self.kind == "actions" else None)
+
+  def of_histories(self, first: pyspiel.State, actions: np.ndarray | None
+                   ) -> np.ndarray:
+    """[F] float32 features of the public state whose histories have the
+    action sequences `actions` [H, L] (padded with -1; read only by the
+    "actions" kind), `first` one of them: a public state's, or a group of
+    an anchored subgame's leaves (DESIGN.md section 17)."""
     if self.kind == "public_observer":
-      self._observation.set_from(h, 0)
+      self._observation.set_from(first, 0)
       return np.asarray(self._observation.tensor, dtype=np.float32).copy()
     if self.kind == "observation_tensor":
-      return np.asarray(h.observation_tensor(0), dtype=np.float32)
-    actions = _action_matrix(ps)
+      return np.asarray(first.observation_tensor(0), dtype=np.float32)
     out = np.zeros((self._length, self._width), dtype=np.float32)
     if actions.shape[1] > self._length:
       raise ValueError(f"{self.observer.game}: history longer than the "

@@ -269,8 +269,14 @@ class HostTokenNetwork:
                 layer["b"])
     return _relu(self._linear("trunk", x.reshape(b, n, -1)))
 
-  def values(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
-    """The expected values [B, N] (utility-scale units) of `inputs`."""
+  def history_values(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """Each history's value u_h [B, Hh] (player 0's, utility-scale units):
+    the anchored subgame's leaf values (DESIGN.md section 17)."""
+    u, _, _, _ = self._histories(inputs)
+    return u.reshape(inputs["weight"].shape)
+
+  def _histories(self, inputs: dict[str, np.ndarray]):
+    """(u [B * Hh], embeddings e, context c, history features z)."""
     tokens, info = inputs["tokens"], inputs["info"]
     mask, rng = inputs["mask"], inputs["range"]
     player = inputs["player"]
@@ -293,6 +299,16 @@ class HostTokenNetwork:
          np.broadcast_to(c[:, None], (b, hh, width)),
          logw.astype(np.float32)], axis=-1))
     u = self._linear("value", z)[..., 0].reshape(-1).astype(np.float64)
+    return u, e, c, z
+
+  def values(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """The expected values [B, N] (utility-scale units) of `inputs`."""
+    rng, player = inputs["range"], inputs["player"]
+    mask, hist, weight = inputs["mask"], inputs["hist"], inputs["weight"]
+    b, n = mask.shape
+    hh = weight.shape[1]
+    u, e, c, z = self._histories(inputs)
+    flat = np.arange(b)[:, None] * n + hist.transpose(2, 0, 1)  # [2, B, Hh]
     w = weight.reshape(-1).astype(np.float64)
     r_flat = rng.reshape(-1).astype(np.float64)
     cells = b * n

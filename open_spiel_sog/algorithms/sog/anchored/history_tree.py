@@ -163,6 +163,11 @@ class HistoryTree:
     self._reach_mirror = np.zeros(0)
     self._value_mirror = np.zeros(0)
     self._leaf_mirror = np.zeros(0, dtype=bool)
+    # Network leaves (the engine's hook): new leaves wait, valued 0, in
+    # `pending` until `set_leaf_values`.
+    self.network_leaves = False
+    self.pending: list[int] = []
+    self._key_ids: dict[str, int] = {}
 
   def __len__(self) -> int:
     return len(self.parent)
@@ -190,8 +195,13 @@ class HistoryTree:
     self.seq[0].append(seqs[0])
     self.seq[1].append(seqs[1])
     if value is None:
-      value = (state.returns()[0] if actor == TERMINAL else
-               self._rollout_value(state))
+      if actor == TERMINAL:
+        value = state.returns()[0]
+      elif self.network_leaves:
+        value = 0.0  # until set_leaf_values
+        self.pending.append(n)
+      else:
+        value = self._rollout_value(state)
     self.value.append(float(value))
     self.children.append(None)
     self.is_leaf.append(True)
@@ -436,6 +446,59 @@ class HistoryTree:
     for a in self.history(n):
       state.apply_action(a)
     return state
+
+  # --- Network leaves ----------------------------------------------------------
+
+  def pending_leaves(self) -> list[int]:
+    return list(self.pending)
+
+  def set_leaf_values(self, nodes: list[int], values) -> None:
+    """Values (player 0's) of leaves `nodes` (the pending ones, or any)."""
+    for n, v in zip(nodes, values):
+      self.value[n] = float(v)
+      if n < self._mirrored:
+        self._value_mirror[n] = float(v)
+    self.pending = []
+    self._compiled = None
+    self._node_values = None
+
+  def leaf_data(self, nodes: list[int]):
+    """The engine's `leaf_data` (`leaf_network.NodeData`), with the
+    nodes' states."""
+    from open_spiel_sog.algorithms.sog.anchored.leaf_network import NodeData  # pylint: disable=g-import-not-at-top
+    arrays, _, _ = self.compile()
+    reaches = []
+    for p in (0, 1):
+      a = arrays[p]
+      reaches.append(self._reach(p, a, self.rows[p].current[
+          :a["rows"], :a["width"]]))
+    game = self.game
+    info = game.get_type().provides_information_state_tensor
+    states, keys, tensors, seq_reach = [], [], [], []
+    for n in nodes:
+      state = self.history_state(n)
+      states.append(state)
+      keys.append([self._key_ids.setdefault(k, len(self._key_ids))
+                   for k in self.node_keys[n]])
+      row_reach = []
+      for p in (0, 1):
+        row, slot = self.seq[p][n]
+        flat = self._flat(p, np.asarray([row]), np.asarray([slot]))[0]
+        row_reach.append(reaches[p][flat])
+      seq_reach.append(row_reach)
+      tensors.append([
+          state.information_state_tensor(p) if info else
+          state.observation_tensor(p) for p in (0, 1)]
+                     if (info or game.get_type().provides_observation_tensor)
+                     else None)
+    return NodeData(
+        None if any(t is None for t in tensors) else
+        np.asarray(tensors, dtype=np.float32).reshape(len(nodes), 2, -1),
+        np.asarray(keys, dtype=np.int64).reshape(-1, 2),
+        np.asarray([self.reach[n] for n in nodes], dtype=np.float64),
+        np.asarray(seq_reach, dtype=np.float64).reshape(-1, 2),
+        np.asarray([max(self.actor[n], -1) for n in nodes], dtype=np.int64),
+        [self.history(n) for n in nodes], states)
 
   # --- CFR+ -----------------------------------------------------------------
 

@@ -46,9 +46,12 @@ class NativeHistoryTree:
 
   def __init__(self, game: pyspiel.Game, keys: HistoryKeys, rollouts: int,
                seed: int, max_moves: int = 0, predictive: bool = False,
-               averaging_power: float = 1.0):
+               averaging_power: float = 1.0, leaf_batch: int = 0):
     shim = engine_lib.native_module()
     config = shim.HistoryEngineConfig()
+    # (leaf_batch > 0: new leaves wait for a network, `leaf_batch` a run.)
+    config.network_leaves = leaf_batch > 0
+    config.leaf_batch = max(int(leaf_batch), 1)
     config.growth = "anchored"
     config.keys = keys.source
     config.rollouts = int(rollouts)
@@ -210,6 +213,28 @@ class NativeHistoryTree:
     child = state.child(a)
     self.keys.child(self.node_keys[n], state, a, child)
     return time.perf_counter() - begin
+
+  # --- Network leaves ----------------------------------------------------------
+
+  def pending_leaves(self) -> list[int]:
+    return self.engine.pending_leaves()
+
+  def set_leaf_values(self, nodes: list[int], values) -> None:
+    self._changed()
+    self.engine.set_leaf_values(list(nodes), [float(v) for v in values])
+
+  def leaf_data(self, nodes: list[int], states: bool = False):
+    """The engine's tensors, keys and reaches of `nodes`
+    (`leaf_network.NodeData`); with their states where `states`."""
+    from open_spiel_sog.algorithms.sog.anchored.leaf_network import NodeData  # pylint: disable=g-import-not-at-top
+    nodes = list(nodes)
+    tensors, keys, chance, reaches, actors = self.engine.leaf_data(nodes)
+    engine = self.engine
+    return NodeData(np.asarray(tensors), np.asarray(keys),
+                    np.asarray(chance), np.asarray(reaches),
+                    np.asarray(actors, dtype=np.int64),
+                    [engine.history(n) for n in nodes],
+                    [engine.state(n) for n in nodes] if states else None)
 
   # --- Searching --------------------------------------------------------------
 

@@ -42,6 +42,7 @@ from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.algorithms.sog.anchored import order2
 from open_spiel_sog.algorithms.sog.anchored.history_tree import HistoryTree
 from open_spiel_sog.algorithms.sog.anchored.history_tree import ROOT
+from open_spiel_sog.algorithms.sog.anchored.leaf_network import LeafNetwork
 from open_spiel_sog.algorithms.sog.anchored.native_tree import NativeHistoryTree
 from open_spiel_sog.public_state import CHANCE
 from open_spiel_sog.public_state import HistoryKeys
@@ -87,6 +88,8 @@ class AnchoredConfig:
     averaging_power: the average policy weighs iteration t by t^power.
     predictive: PCFR+ (regret matching on the regrets plus the last
       iteration's) instead of CFR+.
+    leaf_batch: with a network (`AnchoredSearch(network=...)`), the new
+      leaves valued by one network call (an update phase's).
     seed: the random stream's seed.
   """
   root_histories: int = 128
@@ -102,6 +105,7 @@ class AnchoredConfig:
   max_visits: int = 200_000
   averaging_power: float = 1.0
   predictive: bool = False
+  leaf_batch: int = 64
   seed: int = 0
 
   def validate(self) -> None:
@@ -109,7 +113,7 @@ class AnchoredConfig:
       raise ValueError(f"unknown gadget {self.gadget!r}; supported: "
                        f"{', '.join(map(repr, GADGETS))}")
     for name in ("root_histories", "order2_histories", "simulations",
-                 "rollouts", "max_nodes", "max_visits"):
+                 "rollouts", "max_nodes", "max_visits", "leaf_batch"):
       if getattr(self, name) < 1:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
     if not ((self.expansions_per_update > 0 or
@@ -163,8 +167,11 @@ class AnchoredSearch:
 
   def __init__(self, game: pyspiel.Game, player: int,
                config: AnchoredConfig | None = None,
-               infostates: str = "auto", native: bool = False):
+               infostates: str = "auto", native: bool = False,
+               network: LeafNetwork | None = None):
     self.config = config or AnchoredConfig()
+    # A token CVPN valuing the leaves (leaf_network.py), else rollouts.
+    self.network = network
     self.config.validate()
     self.game = game
     self.player = player
@@ -283,12 +290,14 @@ class AnchoredSearch:
     me, opp = self.player, 1 - self.player
     seed = int(self.rng.integers(1 << 31))
     if self.native:
-      tree = NativeHistoryTree(self.game, self.keys, rollouts[0], seed,
-                               rollouts[1], cfg.predictive,
-                               cfg.averaging_power)
+      tree = NativeHistoryTree(
+          self.game, self.keys, rollouts[0], seed, rollouts[1],
+          cfg.predictive, cfg.averaging_power,
+          cfg.leaf_batch if self.network is not None else 0)
     else:
       tree = HistoryTree(self.game, self.keys, rollouts[0], seed,
                          rollouts[1], cfg.predictive)
+      tree.network_leaves = self.network is not None
     old = self.tree
     if old is not None:
       for p, key, regrets in old.warm_rows():
@@ -415,9 +424,10 @@ class AnchoredSearch:
                       start + self.SETUP_SHARE * (deadline - start))
     root, groups = self._root(state, setup_deadline)
     rollouts = (cfg.rollouts, cfg.rollout_max_moves)
-    if deadline is not None:
+    if deadline is not None and self.network is None:
       rollouts = self._fit_rollouts(state, deadline - time.monotonic())
-    value_by = (None if deadline is None else time.monotonic() +
+    value_by = (None if deadline is None or self.network is not None else
+                time.monotonic() +
                 self.ROOT_VALUE_SHARE * (deadline - time.monotonic()))
     tree, kept = self._build(root, groups, rollouts, value_by)
     me = self.player
@@ -435,14 +445,20 @@ class AnchoredSearch:
         tree.expand(first)
       else:  # python_liars_poker: 2 ms an observation string, 300 children
         tree.row_only(first)
+    self._value_pending(tree)
     setup = time.monotonic() - start
     if self.native:
       # (Under a deadline, the engine stops early by what reading its tree
       # took at the previous search.)
-      sims, iterations, walks = tree.run(
-          cfg.simulations, cfg.expansions_per_update,
-          None if deadline is None else deadline - self._finish_seconds,
-          cfg.max_nodes)
+      stop = None if deadline is None else deadline - self._finish_seconds
+      sims = iterations = walks = 0
+      while True:
+        counts = tree.run(max(cfg.simulations - sims, 0),
+                          cfg.expansions_per_update, stop, cfg.max_nodes)
+        sims, iterations, walks = (a + b for a, b in zip(
+            (sims, iterations, walks), counts))
+        if not self._value_pending(tree):
+          break
       begin = time.monotonic()
       result = self._finish(tree, root, groups, mine, kept, sims, iterations,
                             time.monotonic() - start, setup)
@@ -465,6 +481,7 @@ class AnchoredSearch:
           sims += 1
         if deadline is not None and time.monotonic() >= deadline:
           break
+      self._value_pending(tree)
       grown = time.monotonic() - grow_start
       cfr_start = time.monotonic()
       # Untimed, a count (the same search in every process); timed, as
@@ -489,6 +506,19 @@ class AnchoredSearch:
         break
     return self._finish(tree, root, groups, mine, kept, sims, iterations,
                         time.monotonic() - start, setup)
+
+  def _value_pending(self, tree) -> bool:
+    """Values the leaves waiting for the network (one call); False where
+    none waited (or no network)."""
+    if self.network is None:
+      return False
+    pending = tree.pending_leaves()
+    if not pending:
+      return False
+    data = (tree.leaf_data(pending, self.network.needs_states())
+            if self.native else tree.leaf_data(pending))
+    tree.set_leaf_values(pending, self.network.values(data))
+    return True
 
   def _finish(self, tree, root, groups, mine, kept, sims, iterations,
               seconds, setup) -> AnchoredResult:

@@ -62,8 +62,14 @@ def log_feature(x) -> np.ndarray:
 
 
 def tensor_source(game: pyspiel.Game) -> tuple[str, tuple[int, ...]]:
-  """(where infostate tokens come from, the tensor's shape): the
-  information state tensor, the observation tensor or the hashed key."""
+  """(where infostate tokens come from, the tensor's shape): the game's
+  own compact encoding where it declares one (`compact_infostate_shape()`
+  and `compact_infostate_tensor(state, player)`: Scotland Yard's Table
+  S1), else the information state tensor, the observation tensor or the
+  hashed key."""
+  shape = getattr(game, "compact_infostate_shape", None)
+  if callable(shape):
+    return "compact", tuple(int(d) for d in shape())
   t = game.get_type()
   if t.provides_information_state_tensor:
     return "information_state_tensor", tuple(
@@ -85,6 +91,18 @@ def encoding_problem(game: pyspiel.Game) -> str | None:
     return (f"cvpn: the token input cannot encode {game}: its {source} is "
             "empty")
   return None
+
+
+def token_tensor(encoder: "TokenEncoder", state: pyspiel.State,
+                 player: int) -> np.ndarray:
+  """`player`'s infostate token tensor at `state` (a hashed source hashes
+  the game's information state string, else its observation string)."""
+  key = None
+  if encoder.source == "hashed":
+    key = (state.information_state_string(player)
+           if encoder.game.get_type().provides_information_state_string
+           else state.observation_string(player))
+  return encoder._tensor(state, player, key)  # pylint: disable=protected-access
 
 
 @dataclasses.dataclass
@@ -261,7 +279,15 @@ class TokenEncoder:
 
   # --- Per public state ------------------------------------------------------
 
+  @property
+  def features(self):
+    """The public features (`PublicFeatures`), or None where hashed."""
+    return self._features
+
   def _tensor(self, state: pyspiel.State, player: int, key) -> np.ndarray:
+    if self.source == "compact":
+      return np.asarray(self.game.compact_infostate_tensor(state, player),
+                        np.float32).reshape(-1)
     if self.source == "information_state_tensor":
       return np.asarray(state.information_state_tensor(player), np.float32)
     if self.source == "observation_tensor":

@@ -1,0 +1,236 @@
+"""A token CVPN at the anchored subgame's leaves (DESIGN.md section 17).
+
+The anchored subgame is a tree of histories (section 15): it holds no
+public states. Its leaves are grouped instead: two leaves whose histories
+share an infostate of either player join one group, and a group (a
+connected component of that graph, the "derived" public states of
+`public_state.partition` drawn from the tree) is a sampled public state.
+The token network (section 14) values each group under the current
+reaches: one token per infostate of the group (its tensor, its player,
+whether it acts, its range: the owner's reach of its sequence in the tree,
+normalised in the group), one pair per history (its chance reach, the
+root's weight in, normalised in the group), and the public token of the
+group's histories (`PublicFeatures.of_histories`). Its per-history value
+u_h (player 0's) is the leaf's value.
+
+Batching: the leaves of one update phase (`leaf_batch` of them, made by a
+few expansions) are valued by one network call. Where they form many small
+groups (an expansion's children share the opponent's infostate but not
+each other's), the groups are padded to the largest group's tokens and
+histories and stacked along the batch axis: one call per phase however
+many groups.
+
+`encode_group` also serves training (`algorithms/training/fog_of_war.py`):
+the search's root histories form a group the same way, so the network
+learns on the inputs it is asked about.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Sequence
+
+import numpy as np
+import pyspiel
+
+from open_spiel_sog.algorithms.networks.tokens import INFO_SIZE
+from open_spiel_sog.algorithms.sog.cvpn.tokens import EXTRA_PUBLIC
+from open_spiel_sog.algorithms.sog.cvpn.tokens import log_feature
+from open_spiel_sog.algorithms.sog.cvpn.tokens import token_tensor
+
+
+class NodeData(NamedTuple):
+  """What the network reads of a tree's nodes (`tree.leaf_data`).
+
+  Attributes:
+    tensors: [n, 2, T] each player's infostate tensor at the node (None:
+      the token source is computed from `states`).
+    keys: [n, 2] int each player's infostate key id.
+    chance: [n] chance reach from the root, the root's weight in.
+    reaches: [n, 2] each player's reach of its sequence (current policy).
+    actors: [n] the acting player (-1 at chance).
+    histories: the nodes' action sequences.
+    states: the nodes' states (where `tensors` is None or the public
+      features read a state), else None.
+  """
+  tensors: np.ndarray | None
+  keys: np.ndarray
+  chance: np.ndarray
+  reaches: np.ndarray
+  actors: np.ndarray
+  histories: list[list[int]]
+  states: list[pyspiel.State] | None
+
+
+def components(keys: np.ndarray) -> list[np.ndarray]:
+  """The groups of nodes whose keys [n, 2] join them (two nodes sharing a
+  player's key are in one group), each in node order, groups in order of
+  their first node."""
+  n = len(keys)
+  parent = list(range(n))
+
+  def find(i):
+    while parent[i] != i:
+      parent[i] = parent[parent[i]]
+      i = parent[i]
+    return i
+
+  for p in (0, 1):
+    first: dict[int, int] = {}
+    for i, k in enumerate(keys[:, p].tolist()):
+      j = first.setdefault(k, i)
+      if j != i:
+        ri, rj = find(i), find(j)
+        if ri != rj:
+          parent[max(ri, rj)] = min(ri, rj)
+  label = np.asarray([find(i) for i in range(n)], dtype=np.int64)
+  order = np.argsort(label, kind="stable")
+  starts = np.flatnonzero(np.r_[True, label[order][1:] != label[order][:-1]])
+  return sorted(np.split(order, starts[1:]), key=lambda g: int(g[0]))
+
+
+def encode_group(encoder, data: NodeData, group: np.ndarray
+                 ) -> dict[str, np.ndarray]:
+  """The token network's inputs for the histories `group` (indices into
+  `data`) as one sampled public state: the fields of `TokenNetwork.FIELDS`
+  plus "legal" (the acting tokens' legal actions) and "mass" (each token's
+  reach mass), unpadded."""
+  keys = data.keys[group]
+  tokens_of = [dict(), dict()]  # key id -> token index within the player
+  first = [[], []]
+  for i, row in enumerate(keys.tolist()):
+    for p in (0, 1):
+      if row[p] not in tokens_of[p]:
+        tokens_of[p][row[p]] = len(first[p])
+        first[p].append(i)
+  n0, n1 = len(first[0]), len(first[1])
+  n = n0 + n1
+  tokens = np.zeros((n, encoder.token_size), dtype=np.float32)
+  engine_tensors = data.tensors is not None and encoder.source in (
+      "information_state_tensor", "observation_tensor")
+  for p, offset in ((0, 0), (1, n0)):
+    for j, i in enumerate(first[p]):
+      k = int(group[i])
+      tokens[offset + j] = (data.tensors[k, p] if engine_tensors
+                            else token_tensor(encoder, data.states[k], p))
+  player = np.concatenate([np.zeros(n0, np.int32), np.ones(n1, np.int32)])
+  hist = np.stack([[tokens_of[0][r[0]] for r in keys.tolist()],
+                   [n0 + tokens_of[1][r[1]] for r in keys.tolist()]],
+                  axis=1).astype(np.int32)
+  chance = data.chance[group].astype(np.float64)
+  total = float(chance.sum())
+  weight = chance / total if total > 0 else np.full(len(group),
+                                                    1.0 / len(group))
+  raw = np.zeros(n)
+  for p, offset in ((0, 0), (1, n0)):
+    for j, i in enumerate(first[p]):
+      raw[offset + j] = data.reaches[int(group[i]), p]
+  r = raw.copy()
+  norms = [float(raw[:n0].sum()), float(raw[n0:].sum())]
+  for sl, norm, size in ((slice(0, n0), norms[0], n0),
+                         (slice(n0, n), norms[1], n1)):
+    r[sl] = raw[sl] / norm if norm > 0 else 1.0 / size
+  mass = (np.bincount(hist[:, 0], weights=weight * r[hist[:, 1]],
+                      minlength=n) +
+          np.bincount(hist[:, 1], weights=weight * r[hist[:, 0]],
+                      minlength=n))
+  actors = data.actors[group]
+  acting = np.zeros(n, dtype=np.float32)
+  legal = np.zeros((n, encoder.num_actions), dtype=np.float32)
+  actor = int(actors[0])
+  for p, offset in ((0, 0), (1, n0)):
+    for j, i in enumerate(first[p]):
+      k = int(group[i])
+      if int(actors[i]) == p:
+        acting[offset + j] = 1.0
+        if data.states is not None:
+          legal[offset + j, data.states[k].legal_actions()] = 1.0
+  info = np.zeros((n, INFO_SIZE), dtype=np.float32)
+  info[np.arange(n), player] = 1.0
+  info[:, 2] = acting
+  info[:, 3] = r
+  info[:, 4] = log_feature(r)
+  info[:, 5] = log_feature(mass)
+  public = np.zeros(encoder.public_size, dtype=np.float32)
+  head = encoder.public_size - EXTRA_PUBLIC
+  features = encoder.features
+  if features is not None:
+    histories = [data.histories[int(k)] for k in group]
+    actions = None
+    if features.kind == "actions":
+      length = max(len(h) for h in histories)
+      actions = np.full((len(histories), length), -1, dtype=np.int64)
+      for i, h in enumerate(histories):
+        actions[i, :len(h)] = h
+    state = None if data.states is None else data.states[int(group[0])]
+    public[:head] = features.of_histories(state, actions)
+  public[head + (actor if actor in (0, 1) else 2)] = 1.0
+  public[head + 4] = math.log1p(n0) / 10.0
+  public[head + 5] = math.log1p(n1) / 10.0
+  public[head + 6] = math.log1p(len(group)) / 10.0
+  public[head + 7:head + 10] = log_feature(np.asarray(norms + [total]))
+  return {"tokens": tokens, "info": info, "player": player,
+          "mask": np.ones(n, np.float32), "range": r.astype(np.float32),
+          "public": public, "hist": hist,
+          "weight": weight.astype(np.float32), "legal": legal, "mass": mass}
+
+
+def stack(examples: Sequence[dict[str, np.ndarray]]
+          ) -> dict[str, np.ndarray]:
+  """Groups' inputs padded to the largest group's tokens and histories and
+  stacked (one network call for all of them)."""
+  width = max(len(e["mask"]) for e in examples)
+  hh = max(len(e["weight"]) for e in examples)
+  out = {}
+  for name in examples[0]:
+    first = examples[0][name]
+    if name == "public":
+      out[name] = np.stack([e[name] for e in examples])
+      continue
+    size = hh if name in ("hist", "weight") else width
+    shape = (len(examples), size) + first.shape[1:]
+    arr = np.zeros(shape, dtype=first.dtype)
+    for b, e in enumerate(examples):
+      arr[b, :len(e[name])] = e[name]
+    out[name] = arr
+  return out
+
+
+class LeafNetwork:
+  """Values an anchored subgame's leaf histories with a token CVPN (see
+  the module docstring). `net`: a `TokenCVPN` with parameters."""
+
+  def __init__(self, net):
+    if getattr(net.encoder, "input", None) != "tokens":
+      raise ValueError("the anchored subgame's leaves take a token CVPN "
+                       "(train one with examples/train_fog_of_war.py); this "
+                       "network has the slot input")
+    self.net = net
+    self.encoder = net.encoder
+    self.calls = 0
+    self.groups = 0
+
+  def needs_states(self) -> bool:
+    """Whether `tree.leaf_data` must hand over the nodes' states (token or
+    public features read from Python)."""
+    enc = self.encoder
+    return enc.source not in ("information_state_tensor",
+                              "observation_tensor") or (
+                                  enc.features is not None and
+                                  enc.features.kind != "actions")
+
+  def values(self, data: NodeData) -> np.ndarray:
+    """Each node's value (player 0's, in the game's units): its history's
+    u_h in its group."""
+    if not len(data.keys):
+      return np.zeros(0)
+    groups = components(data.keys)
+    examples = [encode_group(self.encoder, data, g) for g in groups]
+    inputs = stack(examples)
+    u = self.net.host().history_values(inputs)
+    out = np.zeros(len(data.keys))
+    for b, g in enumerate(groups):
+      out[g] = u[b, :len(g)]
+    self.calls += 1
+    self.groups += len(groups)
+    return out * self.encoder.utility_scale

@@ -351,25 +351,6 @@ class SoGConfig:
                          f"{getattr(self, name)}")
 
 
-def _check_anchored_values(config: SoGConfig, game: pyspiel.Game) -> None:
-  """Refuses, in one line, a value function the anchored subgame cannot
-  use (it values its leaves by rollouts until networks serve it), naming
-  what was asked for and what works today."""
-  if config.checkpoint:
-    asked = f"checkpoint={config.checkpoint!r}"
-  elif config.value_function not in ("auto", "rollout"):
-    asked = f"value_function={config.value_function!r}"
-  else:
-    return
-  why = ("subgame='anchored'" if config.subgame == "anchored" else
-         f"its public states pass max_histories={config.max_histories}")
-  raise ValueError(
-      f"sog: {asked} cannot serve the anchored subgame that searches "
-      f"{game} ({why}): its leaves are valued by rollouts until networks "
-      "serve it; pass subgame=public_state to search sampled public states "
-      "with it")
-
-
 _perfect_information = sog_values.perfect_information
 
 
@@ -398,6 +379,7 @@ def anchored_config(config: SoGConfig) -> anchored.AnchoredConfig:
       simulations=config.search_simulations,
       expansions_per_update=config.expansions_per_update,
       rollouts=config.leaf_rollouts,
+      leaf_batch=config.leaf_batch if config.leaf_batch > 0 else 64,
       averaging_power=config.averaging_power, seed=config.seed)
 
 
@@ -445,10 +427,13 @@ class SoGBot(pyspiel.Bot):
     if config.subgame == "anchored" or (
         config.subgame == "auto" and
         anchored.needs_anchored(self._search_game, config.max_histories)):
-      _check_anchored_values(config, self._search_game)
+      why = ("subgame='anchored'" if config.subgame == "anchored" else
+             f"its public states pass max_histories={config.max_histories}")
       self.anchored = anchored.AnchoredSearch(
           self._search_game, player, anchored_config(config),
-          config.infostates, native=self._native_anchored())
+          config.infostates, native=self._native_anchored(),
+          network=sog_values.anchored_network(config, self._search_game,
+                                              why))
     self._purify = config.purify and (
         _perfect_information(self._search_game) or self.anchored is not None)
     self._build(config.infostates)

@@ -99,3 +99,41 @@ def bot_value_functions(config: Any, game: pyspiel.Game):
       game, num_rollouts=config.rollouts, seed=config.seed)
               if path is not None else make_value_function(config, game))
   return value_fn, net
+
+
+def anchored_network(config: Any, game: pyspiel.Game, why: str):
+  """The token CVPN valuing the anchored subgame's leaves
+  (`leaf_network.LeafNetwork`, DESIGN.md section 17): `checkpoint`'s, or
+  under value_function=auto the one shipped for `game` where it has the
+  token input; None (rollouts) where none is named. Refuses, in one line,
+  what cannot serve the anchored subgame (`why`: why it searches `game`)."""
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.sog.anchored.leaf_network import LeafNetwork  # pylint: disable=g-import-not-at-top
+  if config.value_function not in ("auto", "rollout", "cvpn"):
+    raise ValueError(
+        f"sog: value_function={config.value_function!r} cannot serve the "
+        f"anchored subgame that searches {game} ({why}): its leaves take "
+        "rollouts or a token CVPN (checkpoint=PATH); pass "
+        "subgame=public_state to search sampled public states with it")
+  if config.value_function == "rollout":
+    return None
+  path = config.checkpoint or cvpn.shipped_checkpoint(game)
+  if path is None:
+    if config.value_function == "cvpn":
+      raise ValueError(
+          f"sog: value_function=cvpn needs checkpoint=PATH for {game} (train "
+          "one with examples/train_fog_of_war.py)")
+    return None
+  net = cvpn.shared_network(path, game)
+  if getattr(net.encoder, "input", None) != "tokens":
+    if config.checkpoint or config.value_function == "cvpn":
+      raise ValueError(
+          f"sog: checkpoint {path!r} has the slot input, which cannot value "
+          f"the anchored subgame that searches {game} ({why}); it takes a "
+          "token CVPN (examples/train_fog_of_war.py), or pass "
+          "subgame=public_state")
+    print(f"sog: the network shipped for {game} has the slot input, which "
+          "cannot value the anchored subgame; using rollouts",
+          file=sys.stderr)
+    return None
+  return LeafNetwork(net)

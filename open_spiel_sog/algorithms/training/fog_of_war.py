@@ -68,7 +68,7 @@ def root_example(search: AnchoredSearch, encoder) -> dict[str, np.ndarray]:
   tree = search.tree
   roots = list(tree.roots)
   data = (tree.leaf_data(roots, True) if search.native else
-          tree.leaf_data(roots))
+          tree.leaf_data(roots, search.network.engine_tensors))
   group = np.arange(len(roots))
   ex = leaf_network.encode_group(encoder, data, group)
   values = np.asarray(tree.node_values)[roots]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import pyspiel
 
 from open_spiel_sog.games.scotland_yard.maps import BLACK
@@ -108,6 +109,53 @@ class ScotlandYardGame(pyspiel.Game):
 
   def max_chance_nodes_in_history(self) -> int:
     return 1 if self.rules.chance else 0
+
+  # --- The network's compact encoding (DESIGN.md section 17) -------------------
+
+  def compact_infostate_shape(self) -> list[int]:
+    """The width of `compact_infostate_tensor` (1,223 on London)."""
+    r = self.rules
+    n, d = r.num_stations, r.num_detectives
+    return [1 + n + d * n + d * 3 + 5 + (1 + d) + 1 + 1]
+
+  def compact_infostate_tensor(self, state: "ScotlandYardState",
+                               player: int) -> np.ndarray:
+    """A player's infostate at `state` as SoG's Scotland Yard network reads
+    it (Table S1), in place of the information state tensor (35,359
+    entries on London): whose infostate it is (1 + stations: entry 0 for
+    the detectives, whose positions are always certain, else 1 + Mr. X's
+    station: the belief's entry), each detective's station one-hot
+    (detectives x stations), the detectives' tickets (detectives x 3), Mr.
+    X's tickets (taxi, bus, underground, black, double moves), who moves
+    next (Mr. X, then each detective), whether a double move was just used,
+    and the share of the rounds played. Counts are divided by the starting
+    numbers (at least 1)."""
+    r = self.rules
+    n, d = r.num_stations, r.num_detectives
+    out = np.zeros(self.compact_infostate_shape()[0], dtype=np.float32)
+    if player == 0 and state.mrx >= 0:
+      out[1 + state.mrx] = 1.0
+    elif player != 0:
+      out[0] = 1.0
+    at = 1 + n
+    for k, station in enumerate(state.detectives):
+      out[at + k * n + station] = 1.0
+    at += d * n
+    start = np.maximum(np.asarray(r.detective_tickets, dtype=np.float32), 1)
+    for k, tickets in enumerate(state.detective_tickets):
+      out[at + 3 * k:at + 3 * k + 3] = np.asarray(tickets[:3]) / start[:3]
+    at += 3 * d
+    mrx_start = np.maximum(np.asarray(list(r.mrx_tickets) + [r.doubles],
+                                      dtype=np.float32), 1)
+    out[at:at + 5] = np.asarray(list(state.mrx_tickets) + [state.doubles]
+                                ) / mrx_start
+    at += 5
+    if state.outcome == ONGOING and state.turn >= 0:
+      out[at + state.turn] = 1.0
+    at += 1 + d
+    out[at] = float(state.in_double)
+    out[at + 1] = len(state.log) / max(r.max_rounds, 1)
+    return out
 
 
 class ScotlandYardState(pyspiel.State):

@@ -462,9 +462,10 @@ class HistoryTree:
     self._compiled = None
     self._node_values = None
 
-  def leaf_data(self, nodes: list[int]):
+  def leaf_data(self, nodes: list[int], tensors: bool = True):
     """The engine's `leaf_data` (`leaf_network.NodeData`), with the
-    nodes' states."""
+    nodes' states; without the game's tensors where not `tensors` (a
+    compact encoding reads the states)."""
     from open_spiel_sog.algorithms.sog.anchored.leaf_network import NodeData  # pylint: disable=g-import-not-at-top
     arrays, _, _ = self.compile()
     reaches = []
@@ -474,7 +475,8 @@ class HistoryTree:
           :a["rows"], :a["width"]]))
     game = self.game
     info = game.get_type().provides_information_state_tensor
-    states, keys, tensors, seq_reach = [], [], [], []
+    tensors = tensors and (info or game.get_type().provides_observation_tensor)
+    states, keys, rows, seq_reach = [], [], [], []
     for n in nodes:
       state = self.history_state(n)
       states.append(state)
@@ -486,14 +488,12 @@ class HistoryTree:
         flat = self._flat(p, np.asarray([row]), np.asarray([slot]))[0]
         row_reach.append(reaches[p][flat])
       seq_reach.append(row_reach)
-      tensors.append([
-          state.information_state_tensor(p) if info else
-          state.observation_tensor(p) for p in (0, 1)]
-                     if (info or game.get_type().provides_observation_tensor)
-                     else None)
+      if tensors:
+        rows.append([state.information_state_tensor(p) if info else
+                     state.observation_tensor(p) for p in (0, 1)])
     return NodeData(
-        None if any(t is None for t in tensors) else
-        np.asarray(tensors, dtype=np.float32).reshape(len(nodes), 2, -1),
+        np.asarray(rows, dtype=np.float32).reshape(len(nodes), 2, -1)
+        if tensors else None,
         np.asarray(keys, dtype=np.int64).reshape(-1, 2),
         np.asarray([self.reach[n] for n in nodes], dtype=np.float64),
         np.asarray(seq_reach, dtype=np.float64).reshape(-1, 2),

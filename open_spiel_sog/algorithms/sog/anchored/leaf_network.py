@@ -210,14 +210,19 @@ class LeafNetwork:
     self.calls = 0
     self.groups = 0
 
+  @property
+  def engine_tensors(self) -> bool:
+    """Whether the tokens are the game's own tensors (which the engine
+    reads), not a compact or hashed encoding of the states."""
+    return self.encoder.source in ("information_state_tensor",
+                                   "observation_tensor")
+
   def needs_states(self) -> bool:
     """Whether `tree.leaf_data` must hand over the nodes' states (token or
     public features read from Python)."""
     enc = self.encoder
-    return enc.source not in ("information_state_tensor",
-                              "observation_tensor") or (
-                                  enc.features is not None and
-                                  enc.features.kind != "actions")
+    return not self.engine_tensors or (enc.features is not None and
+                                       enc.features.kind != "actions")
 
   def values(self, data: NodeData) -> np.ndarray:
     """Each node's value (player 0's, in the game's units): its history's

@@ -453,8 +453,11 @@ class AnchoredSearch:
       stop = None if deadline is None else deadline - self._finish_seconds
       sims = iterations = walks = 0
       while True:
-        counts = tree.run(max(cfg.simulations - sims, 0),
-                          cfg.expansions_per_update, stop, cfg.max_nodes)
+        # (Past the deadline, a run only ends the iteration owed.)
+        left = (0 if stop is not None and time.monotonic() >= stop else
+                max(cfg.simulations - sims, 0))
+        counts = tree.run(left, cfg.expansions_per_update, stop,
+                          cfg.max_nodes)
         sims, iterations, walks = (a + b for a, b in zip(
             (sims, iterations, walks), counts))
         if not self._value_pending(tree):
@@ -516,7 +519,8 @@ class AnchoredSearch:
     if not pending:
       return False
     data = (tree.leaf_data(pending, self.network.needs_states())
-            if self.native else tree.leaf_data(pending))
+            if self.native else
+            tree.leaf_data(pending, self.network.engine_tensors))
     tree.set_leaf_values(pending, self.network.values(data))
     return True
 

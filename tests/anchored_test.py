@@ -173,20 +173,6 @@ def test_bot_picks_the_subgame_by_the_enumeration_bound():
         "subgame": "anchored", "value_function": "exact"})
 
 
-def test_a_checkpoint_where_the_anchored_subgame_searches_is_refused():
-  """One line naming the checkpoint, why the anchored subgame searches
-  and what works today (subgame=public_state); nothing is loaded first."""
-  game = pyspiel.load_game("phantom_ttt")
-  with pytest.raises(ValueError) as raised:
-    pyspiel.load_bot("sog", game, 0, {"checkpoint": "/tmp/mine.npz"})
-  message = str(raised.value)
-  assert "\n" not in message
-  assert message.startswith("sog: checkpoint='/tmp/mine.npz' cannot serve "
-                            "the anchored subgame that searches phantom_ttt()")
-  assert "max_histories=300" in message
-  assert "pass subgame=public_state" in message
-
-
 @pytest.mark.parametrize("game_string", [
     "phantom_ttt", "dark_hex(num_rows=3,num_cols=3)",
     "phantom_ttt(gameversion=abrupt)"])

@@ -155,8 +155,9 @@ class FogSelfPlay:
 def train(selfplay: FogSelfPlay, seconds: float,
           progress: Callable[[dict], None] | None = None,
           snapshot: Callable[[float], None] | None = None,
-          snapshot_seconds: float = 0.0) -> dict:
-  """Self-play and learning for `seconds`; returns the run's counts.
+          snapshot_seconds: float = 0.0, games: int | None = None) -> dict:
+  """Self-play and learning for `seconds` (or `games` games, where given:
+  a run that repeats from its seed); returns the run's counts.
   `progress(stats)` after each game; `snapshot(elapsed)` every
   `snapshot_seconds` (0: never)."""
   cfg = selfplay.config
@@ -169,7 +170,8 @@ def train(selfplay: FogSelfPlay, seconds: float,
            "learn_seconds": 0.0, "returns": 0.0}
   next_snapshot = snapshot_seconds if snapshot_seconds > 0 else None
   rng = selfplay.rng
-  while time.monotonic() - start < seconds:
+  while (time.monotonic() - start < seconds if games is None else
+         stats["games"] < games):
     examples, ret = selfplay.play()
     replay.extend(examples)
     del replay[:max(0, len(replay) - cfg.replay_capacity)]

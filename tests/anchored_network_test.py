@@ -1,0 +1,256 @@
+"""A token CVPN at the anchored subgame's leaves (DESIGN.md section 17):
+leaf groups are sampled public states valued exactly as the public-state
+path values them; both trees agree; a network trained in the suite moves
+the search toward OpenSpiel's game value; the sog bot plays with a
+checkpoint under its time limit; Scotland Yard's compact encoding."""
+
+import time
+
+import numpy as np
+import pyspiel
+import pytest
+
+import open_spiel_sog  # pylint: disable=unused-import  (registers "sog")
+from open_spiel_sog.algorithms.networks import NetworkConfig
+from open_spiel_sog.algorithms.sog import cvpn
+from open_spiel_sog.algorithms.sog import engine as engine_lib
+from open_spiel_sog.algorithms.sog import value_functions
+from open_spiel_sog.algorithms.sog.anchored import AnchoredConfig
+from open_spiel_sog.algorithms.sog.anchored import AnchoredSearch
+from open_spiel_sog.algorithms.sog.anchored import leaf_network
+from open_spiel_sog.algorithms.sog.anchored.history_tree import HistoryTree
+from open_spiel_sog.algorithms.sog.anchored.native_tree import NativeHistoryTree
+from open_spiel_sog.algorithms.sog.cvpn.factory import make_encoder
+from open_spiel_sog.algorithms.sog.cvpn.factory import make_network
+from open_spiel_sog.algorithms.training import fog_of_war
+from open_spiel_sog.public_state import HistoryKeys
+from open_spiel_sog.public_state import PublicStateObserver
+
+_NATIVE = engine_lib.native_reason(pyspiel.load_game("kuhn_poker")) is None
+_TREES = [HistoryTree] + ([NativeHistoryTree] if _NATIVE else [])
+
+
+def _network(game, seed=0, width=16):
+  observer = PublicStateObserver(game)
+  config = NetworkConfig(input="tokens", token_width=width,
+                         hidden=(width, width), policy_hidden=(width,),
+                         conv_channels=(), learning_rate=3e-3)
+  net = make_network(observer, config, make_encoder(observer, config))
+  net.init(seed)
+  return net
+
+
+def _full_tree(tree_class, game, depth):
+  """The tree of `game` expanded `depth` levels; returns (tree, the
+  deepest level's nodes)."""
+  keys = HistoryKeys(game)
+  tree = tree_class(game, keys, 1, 0)
+  root = game.new_initial_state()
+  tree.add_root(root, keys.root(root), 1.0)
+  level = [tree.roots[0]]
+  for _ in range(depth):
+    nxt = []
+    for n in level:
+      tree.expand(n)
+      nxt += list(tree.children[n])
+    level = nxt
+  return tree, level
+
+
+@pytest.mark.parametrize("tree_class", _TREES)
+def test_a_leaf_group_holding_a_whole_public_state_gets_its_values(
+    tree_class):
+  """Kuhn poker's histories after the deal and player 0's first action
+  form two public states. As leaves of the history tree (under a
+  non-uniform profile, after three CFR+ iterations), each group is one
+  public state with every history, and the network gives it the values
+  the public-state path's encoder gives the exact public state
+  (`PublicStateObserver`), infostate by infostate and history by
+  history; the leaf value is the history's."""
+  game = pyspiel.load_game("kuhn_poker")
+  net = _network(game, seed=3)
+  enc, host = net.encoder, net.host()
+  observer = PublicStateObserver(game)
+  tree, leaves = _full_tree(tree_class, game, 3)
+  for t in range(1, 4):
+    tree.iterate(t)
+  data = (tree.leaf_data(leaves, True) if tree_class is NativeHistoryTree
+          else tree.leaf_data(leaves))
+  assert np.ptp(data.reaches[:, 0]) > 0  # the ranges are not uniform
+  groups = leaf_network.components(data.keys)
+  assert sorted(len(g) for g in groups) == [6, 6]
+  values = leaf_network.LeafNetwork(net).values(data)
+  for g in groups:
+    ex = leaf_network.encode_group(enc, data, g)
+    inputs = leaf_network.stack([ex])
+    ev_group = host.values(inputs)[0]
+    ps, _ = observer.public_state_of(data.states[g[0]])
+    assert len(ps.histories) == len(g)
+    leaf_of = {tuple(data.histories[i]): i for i in g}
+    index = [leaf_of[tuple(h.history())] for h in ps.histories]
+    ranges = [np.zeros(ps.num_infostates(p)) for p in (0, 1)]
+    for j, i in enumerate(index):
+      for p in (0, 1):
+        ranges[p][ps.history_infostate[p][j]] = data.reaches[i, p]
+    batch = enc.encode([value_functions.Query(ps, tuple(ranges))])
+    exact = {f: batch.arrays[f] for f in net._network.FIELDS}  # pylint: disable=protected-access
+    ev_exact = host.values(exact)[0]
+    u_exact = host.history_values(exact)[0] * enc.utility_scale
+    n0 = ps.num_infostates(0)
+    position = {int(i): k for k, i in enumerate(g)}
+    for j, i in enumerate(index):
+      for p in (0, 1):
+        assert ev_group[ex["hist"][position[i], p]] == pytest.approx(
+            ev_exact[ps.history_infostate[p][j] + (n0 if p else 0)],
+            abs=1e-5)
+      assert values[i] == pytest.approx(u_exact[j], abs=1e-5)
+
+
+@pytest.mark.skipif(not _NATIVE, reason="needs the native shim")
+def test_both_trees_give_a_search_the_same_leaf_values():
+  """The Python tree is the native engine's twin: the same tree, the same
+  profile, the same groups and values."""
+  game = pyspiel.load_game("kuhn_poker")
+  net = leaf_network.LeafNetwork(_network(game, seed=1))
+  out = []
+  for tree_class in (HistoryTree, NativeHistoryTree):
+    tree, leaves = _full_tree(tree_class, game, 4)
+    for t in range(1, 3):
+      tree.iterate(t)
+    leaves = [n for n in leaves if tree.actor[n] >= -1]
+    data = (tree.leaf_data(leaves, True) if tree_class is NativeHistoryTree
+            else tree.leaf_data(leaves))
+    out.append(net.values(data))
+  np.testing.assert_allclose(out[0], out[1], atol=1e-6)
+
+
+def _root_value(game, network, native):
+  search = AnchoredSearch(game, 0, AnchoredConfig(simulations=30, seed=0),
+                          native=native, network=network)
+  return search.search(game.new_initial_state()).value
+
+
+@pytest.mark.parametrize("native", [True, False] if _NATIVE else [False])
+def test_a_network_trained_in_the_suite_moves_the_search_to_the_game_value(
+    native, tmp_path):
+  """Dark hex 2x2: OpenSpiel's CFR+ gives the first player's value (1: it
+  wins). 600 games of self-play (about 15 seconds; 250 on the Python
+  engine) on the anchored subgame train a tiny
+  network whose values, at the leaves of a 30-simulation search, bring the
+  search's value at the root much nearer to it than the untrained
+  network's; the trained checkpoint then plays through the sog bot."""
+  game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")
+  solver = pyspiel.CFRPlusSolver(game)
+  for _ in range(200):
+    solver.evaluate_and_update_policy()
+  value = pyspiel.expected_returns(game.new_initial_state(),
+                                   solver.average_policy(), -1, True)[0]
+  assert value == pytest.approx(1.0, abs=1e-3)
+  net = _network(game, seed=0, width=32)
+  before = _root_value(game, leaf_network.LeafNetwork(net), native)
+  selfplay = fog_of_war.FogSelfPlay(
+      game, net, fog_of_war.FogConfig(simulations=30, batch_size=32, seed=0),
+      native=native)
+  # (The Python engine is the slower twin: fewer games.)
+  stats = fog_of_war.train(selfplay, 0.0, games=600 if native else 250)
+  assert stats["steps"] > 50
+  after = _root_value(game, leaf_network.LeafNetwork(net), native)
+  assert abs(after - value) < abs(before - value) - 0.1, (before, after)
+  path = str(tmp_path / "dh2.npz")
+  cvpn.save_checkpoint(path, net, game=game)
+  bots = [pyspiel.load_bot("sog", game, p, {
+      "checkpoint": path, "simulations": 30, "seed": p, "subgame": "anchored",
+      "engine": "native" if native else "python"}) for p in (0, 1)]
+  assert isinstance(bots[0].anchored.network, leaf_network.LeafNetwork)
+  state = game.new_initial_state()
+  returns = pyspiel.evaluate_bots(state, bots, 0)
+  assert state.is_terminal() and sum(returns) == 0
+
+
+def test_sog_with_a_checkpoint_plays_phantom_ttt_in_its_time(tmp_path):
+  """sog(checkpoint=...) on phantom_ttt searches the anchored subgame with
+  the network at its leaves and keeps its time limit (the engine stops at
+  the deadline between network calls)."""
+  game = pyspiel.load_game("phantom_ttt")
+  path = str(tmp_path / "pttt.npz")
+  cvpn.save_checkpoint(path, _network(game), game=game)
+  bots = [pyspiel.load_bot("sog", game, p, {
+      "checkpoint": path, "time_limit": 0.1, "seed": p}) for p in (0, 1)]
+  state = game.new_initial_state()
+  seconds = []
+  while not state.is_terminal():
+    begin = time.monotonic()
+    action = bots[state.current_player()].step(state)
+    seconds.append(time.monotonic() - begin)
+    state.apply_action(action)
+  assert bots[0].anchored.network.calls > 0
+  assert np.median(seconds) < 0.15, seconds
+
+
+def test_bad_checkpoints_for_the_anchored_subgame_are_refused():
+  game = pyspiel.load_game("phantom_ttt")
+  with pytest.raises(cvpn.CheckpointError, match="'/tmp/none.npz' does not "
+                     "exist"):
+    pyspiel.load_bot("sog", game, 0, {"checkpoint": "/tmp/none.npz"})
+  with pytest.raises(cvpn.CheckpointError, match="trained for kuhn_poker"):
+    pyspiel.load_bot("sog", game, 0, {
+        "checkpoint": cvpn.shipped_checkpoint("kuhn_poker")})
+  with pytest.raises(ValueError, match=r"value_function=cvpn needs "
+                     r"checkpoint=PATH for phantom_ttt\(\)"):
+    pyspiel.load_bot("sog", game, 0, {"value_function": "cvpn"})
+
+
+def test_scotland_yard_declares_the_papers_compact_encoding():
+  """Table S1 on London: 1 + 199 belief entries, 5 x 199 detective
+  one-hots, 5 x 3 detective tickets, Mr. X's 5, who moves next (6), the
+  double move (1) and the round (1): 1,223 entries where the information
+  state tensor has 35,359; one-hots where the state puts them."""
+  game = pyspiel.load_game("scotland_yard(map=london)")
+  assert game.information_state_tensor_shape() == [35359]
+  assert game.compact_infostate_shape() == [1223]
+  state = game.new_initial_state()
+  state.apply_action(state.chance_outcomes()[3][0])
+  n, rules = 199, game.rules
+  mrx = game.compact_infostate_tensor(state, 0)
+  detectives = game.compact_infostate_tensor(state, 1)
+  assert mrx.shape == detectives.shape == (1223,)
+  assert np.flatnonzero(mrx[:1 + n]).tolist() == [1 + state.mrx]
+  assert np.flatnonzero(detectives[:1 + n]).tolist() == [0]
+  np.testing.assert_array_equal(mrx[1 + n:], detectives[1 + n:])
+  stations = mrx[1 + n:1 + 6 * n].reshape(5, n)
+  for k, station in enumerate(state.detectives):
+    assert np.flatnonzero(stations[k]).tolist() == [station]
+  tail = mrx[1 + 6 * n:]
+  np.testing.assert_allclose(tail[:15], 1.0)  # full ticket counts
+  np.testing.assert_allclose(tail[15:20], 1.0)
+  assert np.flatnonzero(tail[20:26]).tolist() == [0]  # Mr. X moves next
+  assert tail[26] == 0.0 and tail[27] == 0.0
+  action = state.legal_actions()[0]
+  state.apply_action(action)
+  after = game.compact_infostate_tensor(state, 1)
+  assert np.flatnonzero(after[1 + 6 * n + 20:1 + 6 * n + 26]).tolist() == [1]
+  assert after[-1] == pytest.approx(1 / rules.max_rounds)
+
+
+def test_london_trains_on_the_compact_encoding():
+  """The token CVPN of London reads 1,223-entry tokens; a search at the
+  network's leaves gives a training example of that width (the Python
+  engine: Scotland Yard's states are Python's)."""
+  game = pyspiel.load_game("scotland_yard(map=london)")
+  net = _network(game)
+  assert net.encoder.source == "compact" and net.encoder.token_size == 1223
+  selfplay = fog_of_war.FogSelfPlay(
+      game, net, fog_of_war.FogConfig(simulations=20, root_histories=8,
+                                      order2_histories=2), native=False)
+  state = game.new_initial_state()
+  state.apply_action(state.chance_outcomes()[0][0])
+  state.apply_action(state.legal_actions()[0])
+  search = selfplay.searches[1]
+  search.search(state)
+  example = fog_of_war.root_example(search, net.encoder)
+  assert example["tokens"].shape[1] == 1223
+  assert example["value_mask"].sum() >= 1
+  assert selfplay.leaves.calls > 0
+  before = net.step
+  net.train_step(cvpn.TokenBatch.stack([example]))
+  assert net.step == before + 1

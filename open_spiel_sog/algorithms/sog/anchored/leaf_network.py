@@ -67,6 +67,8 @@ def components(keys: np.ndarray) -> list[np.ndarray]:
   player's key are in one group), each in node order, groups in order of
   their first node."""
   n = len(keys)
+  if n == 0:
+    return []
   parent = list(range(n))
 
   def find(i):
@@ -196,6 +198,117 @@ def stack(examples: Sequence[dict[str, np.ndarray]]
   return out
 
 
+def encode_groups(encoder, data: NodeData, groups: Sequence[np.ndarray]
+                  ) -> dict[str, np.ndarray]:
+  """`stack([encode_group(encoder, data, g) for g in groups])`'s network
+  fields in whole-array operations (a phase's many small groups; tokens
+  in each group ordered by key, which the network does not see), without
+  "legal" and "mass"."""
+  num = len(groups)
+  leaves = np.concatenate(groups)
+  label = np.repeat(np.arange(num), [len(g) for g in groups])
+  size = np.bincount(label, minlength=num)
+  position = np.arange(len(leaves)) - np.repeat(
+      np.concatenate([[0], np.cumsum(size)[:-1]]), size)
+  keys = data.keys[leaves]
+  # Each player's tokens: the distinct (group, key) pairs, sorted.
+  first, owner, count, slot = [], [], [], []
+  for p in (0, 1):
+    pair = label * (int(keys[:, p].max(initial=0)) + 1) + keys[:, p]
+    _, start, inverse = np.unique(pair, return_index=True,
+                                  return_inverse=True)
+    first.append(leaves[start])
+    owner.append(label[start])
+    count.append(np.bincount(owner[p], minlength=num))
+    offset = np.concatenate([[0], np.cumsum(count[p])[:-1]])
+    slot.append(np.arange(len(start)) - offset[owner[p]])
+    slot[p] = slot[p][inverse.reshape(-1)]  # per leaf: its token's slot
+  n0, n1 = count
+  width = int((n0 + n1).max())
+  hh = int(size.max())
+  token_slot = [np.arange(len(first[0])) - np.concatenate(
+      [[0], np.cumsum(n0)[:-1]])[owner[0]]]
+  token_slot.append(n0[owner[1]] + np.arange(len(first[1])) - np.concatenate(
+      [[0], np.cumsum(n1)[:-1]])[owner[1]])
+  out = {
+      "tokens": np.zeros((num, width, encoder.token_size), np.float32),
+      "info": np.zeros((num, width, INFO_SIZE), np.float32),
+      "player": np.zeros((num, width), np.int32),
+      "mask": np.zeros((num, width), np.float32),
+      "range": np.zeros((num, width), np.float32),
+      "public": np.zeros((num, encoder.public_size), np.float32),
+      "hist": np.zeros((num, hh, 2), np.int32),
+      "weight": np.zeros((num, hh), np.float32)}
+  engine_tensors = data.tensors is not None and encoder.source in (
+      "information_state_tensor", "observation_tensor")
+  r = np.zeros((num, width))
+  norms = np.zeros((num, 2))
+  for p in (0, 1):
+    at = (owner[p], token_slot[p])
+    out["tokens"][at] = (data.tensors[first[p], p] if engine_tensors else [
+        token_tensor(encoder, data.states[k], p) for k in first[p]])
+    out["player"][at] = p
+    out["mask"][at] = 1.0
+    raw = data.reaches[first[p], p]
+    norms[:, p] = np.bincount(owner[p], weights=raw, minlength=num)
+    sizes = np.maximum((n0, n1)[p], 1)[owner[p]]
+    norm = norms[owner[p], p]
+    r[at] = np.where(norm > 0, raw / np.where(norm > 0, norm, 1.0),
+                     1.0 / sizes)
+    out["info"][at + (p,)] = 1.0
+    out["info"][at + (2,)] = data.actors[first[p]] == p
+  chance = data.chance[leaves].astype(np.float64)
+  total = np.bincount(label, weights=chance, minlength=num)
+  weight = np.where(total[label] > 0, chance / np.where(
+      total[label] > 0, total[label], 1.0), 1.0 / size[label])
+  h0, h1 = slot[0], n0[label] + slot[1]
+  out["hist"][label, position, 0] = h0
+  out["hist"][label, position, 1] = h1
+  out["weight"][label, position] = weight
+  cells = num * width
+  mass = (np.bincount(label * width + h0, weights=weight * r[label, h1],
+                      minlength=cells) +
+          np.bincount(label * width + h1, weights=weight * r[label, h0],
+                      minlength=cells)).reshape(num, width)
+  out["range"][:] = r
+  out["info"][..., 3] = r
+  out["info"][..., 4] = log_feature(r)
+  out["info"][..., 5] = log_feature(mass)
+  out["info"] *= out["mask"][..., None]
+  public = out["public"]
+  head = encoder.public_size - EXTRA_PUBLIC
+  features = encoder.features
+  if features is not None and features.kind == "actions":
+    histories = [data.histories[int(k)] for k in leaves]
+    length = max(len(h) for h in histories)
+    actions = np.full((len(leaves), length), -1, dtype=np.int64)
+    for i, h in enumerate(histories):
+      actions[i, :len(h)] = h
+    step = features.size // _length(features)  # the actions' width
+    if length > _length(features):
+      raise ValueError(f"{encoder.game}: history longer than the game's max "
+                       f"length {_length(features)}")
+    rows, cols = np.nonzero(actions >= 0)
+    public[label[rows], cols * step + actions[rows, cols]] = 1.0
+  elif features is not None:
+    for b, g in enumerate(groups):
+      public[b, :head] = features.of_histories(data.states[int(g[0])], None)
+  actor = data.actors[leaves[np.concatenate([[0], np.cumsum(size)[:-1]])]]
+  public[np.arange(num), head + np.where((actor == 0) | (actor == 1), actor,
+                                         2)] = 1.0
+  public[:, head + 4] = np.log1p(n0) / 10.0
+  public[:, head + 5] = np.log1p(n1) / 10.0
+  public[:, head + 6] = np.log1p(size) / 10.0
+  public[:, head + 7:head + 10] = log_feature(
+      np.stack([norms[:, 0], norms[:, 1], total], axis=1))
+  return out
+
+
+def _length(features) -> int:
+  """The "actions" features' history positions."""
+  return features._length  # pylint: disable=protected-access
+
+
 class LeafNetwork:
   """Values an anchored subgame's leaf histories with a token CVPN (see
   the module docstring). `net`: a `TokenCVPN` with parameters."""
@@ -230,8 +343,7 @@ class LeafNetwork:
     if not len(data.keys):
       return np.zeros(0)
     groups = components(data.keys)
-    examples = [encode_group(self.encoder, data, g) for g in groups]
-    inputs = stack(examples)
+    inputs = encode_groups(self.encoder, data, groups)
     u = self.net.host().history_values(inputs)
     out = np.zeros(len(data.keys))
     for b, g in enumerate(groups):

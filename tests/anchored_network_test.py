@@ -125,7 +125,7 @@ def test_both_trees_give_a_search_the_same_leaf_values():
 
 
 def _root_value(game, network, native):
-  search = AnchoredSearch(game, 0, AnchoredConfig(simulations=30, seed=0),
+  search = AnchoredSearch(game, 0, AnchoredConfig(simulations=2, seed=0),
                           native=native, network=network)
   return search.search(game.new_initial_state()).value
 
@@ -136,7 +136,7 @@ def test_a_network_trained_in_the_suite_moves_the_search_to_the_game_value(
   """Dark hex 2x2: OpenSpiel's CFR+ gives the first player's value (1: it
   wins). 600 games of self-play (about 15 seconds; 250 on the Python
   engine) on the anchored subgame train a tiny
-  network whose values, at the leaves of a 30-simulation search, bring the
+  network whose values, at the leaves of a 2-simulation search, bring the
   search's value at the root much nearer to it than the untrained
   network's; the trained checkpoint then plays through the sog bot."""
   game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")

@@ -268,13 +268,16 @@ class HistoryEngine : public HistoryTree {
     return {sims, iterations, walks};
   }
 
-  // Run with network leaves: grows until `leaf_batch` leaves are pending
-  // (or the budget is spent), then returns; the caller values it (set_leaf_values) and calls
-  // again with what is left of its budget. Every walk is a simulation. The
-  // phases (CFR+ iterations
-  // owed by the simulations grown) carry over between calls, and a call
-  // that ends the budget ends with the iteration owed. Counts only the
-  // call's own simulations, iterations and walks.
+  // Run with network leaves: grows until `leaf_batch` leaves are pending,
+  // or a phase ends (CFR+ iterations are owed by the simulations grown)
+  // with leaves pending, or the budget is spent; then returns. The caller
+  // values the pending leaves (set_leaf_values) and calls again with what
+  // is left of its budget, and the iterations owed run first: no
+  // iteration reads a leaf that waits for its value (ReBeL's one network
+  // call per iteration, at most). Every walk is a simulation. The phases
+  // carry over between calls, and a call that ends the budget ends with
+  // the iteration owed. Counts only the call's own simulations, iterations
+  // and walks.
   std::tuple<int64_t, int64_t, int64_t> RunNetwork(int64_t simulations,
                                                    double expansions_per_update,
                                                    double seconds,
@@ -316,6 +319,9 @@ class HistoryEngine : public HistoryTree {
       if (done && (grown_ > 0 || iterations_ == 0)) {
         updates = std::max<int64_t>(updates, 1);
       }
+      // (An iteration reads every leaf's value: the phase's leaves are
+      // valued first, and the next call runs it.)
+      if (updates > 0 && !pending_.empty()) break;
       for (int64_t i = 0; i < updates; ++i) {
         Iterate();
         ++iterations;

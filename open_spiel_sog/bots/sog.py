@@ -185,7 +185,10 @@ class SoGConfig:
       leaves' visits, not yet their values); -1 (auto): 8 under a
       time_limit (in connect_four at 1 s a move, 3.5 times the simulations
       of 1), 1 otherwise, where a search's simulations are counted and each
-      should see every value before it (docs/learning.md).
+      should see every value before it (docs/learning.md). With a token
+      CVPN at the anchored subgame's leaves: at most this many leaves per
+      network call, a phase's leaves at least; -1 (auto): 256 (in
+      phantom_ttt at 0.2 s a move, about twice the simulations of 64).
     policy_threshold: the bot plays (and `get_policy` gives) the searched
       policy with the actions below this probability dropped and the rest
       renormalised, the largest always kept (thresholding: Ganzfried and
@@ -379,7 +382,7 @@ def anchored_config(config: SoGConfig) -> anchored.AnchoredConfig:
       simulations=config.search_simulations,
       expansions_per_update=config.expansions_per_update,
       rollouts=config.leaf_rollouts,
-      leaf_batch=config.leaf_batch if config.leaf_batch > 0 else 64,
+      leaf_batch=config.leaf_batch if config.leaf_batch > 0 else 256,
       averaging_power=config.averaging_power, seed=config.seed)
 
 

@@ -88,8 +88,9 @@ class AnchoredConfig:
     averaging_power: the average policy weighs iteration t by t^power.
     predictive: PCFR+ (regret matching on the regrets plus the last
       iteration's) instead of CFR+.
-    leaf_batch: with a network (`AnchoredSearch(network=...)`), the new
-      leaves valued by one network call (an update phase's).
+    leaf_batch: with a network (`AnchoredSearch(network=...)`), the most
+      new leaves valued by one network call (a phase's leaves are valued
+      before its CFR+ iteration, however few).
     seed: the random stream's seed.
   """
   root_histories: int = 128
@@ -105,7 +106,7 @@ class AnchoredConfig:
   max_visits: int = 200_000
   averaging_power: float = 1.0
   predictive: bool = False
-  leaf_batch: int = 64
+  leaf_batch: int = 256
   seed: int = 0
 
   def validate(self) -> None:

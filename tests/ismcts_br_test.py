@@ -118,6 +118,34 @@ def test_posterior_is_chance_times_opponent_reach_on_leduc(leduc):
   assert non_uniform >= 100, non_uniform
 
 
+def test_posterior_past_the_public_state_bound_enumerates_the_infostate(
+    leduc):
+  """Where public states pass the observer's bound (phantom_ttt's do at
+  depth 8), the posterior enumerates the responder's infostate instead:
+  on Leduc, with the bound at 1, the same beliefs as the exact public
+  states give."""
+  from open_spiel_sog.public_state import ObserverConfig  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.public_state import PublicStateObserver  # pylint: disable=g-import-not-at-top
+  tight = PublicStateObserver(leduc, ObserverConfig(
+      max_histories_per_public_state=1))
+  checked = 0
+  for responder in (0, 1):
+    opponent = ib.make_opponent(leduc, "cfr_plus:2", 1 - responder)
+    exact = ib.Posterior(leduc, opponent, responder)
+    enumerated = ib.Posterior(leduc, opponent, responder, tight)
+    for actions in ([0, 1], [0, 1, 1], [2, 3, 1, 1], [4, 1, 2, 1, 3, 1]):
+      state = _play(leduc, actions)
+      if state.is_terminal() or state.current_player() != responder:
+        continue
+      want = exact.beliefs(state)
+      got = enumerated.beliefs(state)
+      assert set(got) == set(want)
+      for h, p in want.items():
+        assert got[h] == pytest.approx(p, abs=1e-12)
+      checked += 1
+  assert checked >= 3
+
+
 def test_posterior_falls_back_to_chance_where_the_opponent_never_goes(kuhn):
   # always_fold in seat 1 never bets, so player 0 never faces a bet.
   opponent = ib.make_opponent(kuhn, "always_fold", 1)

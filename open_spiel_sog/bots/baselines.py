@@ -485,8 +485,10 @@ class _PythonISMCTSBot(os_ismcts.ISMCTSBot):
       return [(legal_actions[0], 1.0)]
     self._root_node = self.create_new_node(state)
     n = 0
-    while n < self._max_simulations and (n == 0 or
-                                         time.monotonic() < deadline):
+    # (Until the root has a visit: its first simulation only makes it, and
+    # OpenSpiel's final policy needs one.)
+    while n < self._max_simulations and (
+        self._root_node.total_visits == 0 or time.monotonic() < deadline):
       self.run_simulation(self.sample_root_state(state))
       n += 1
     self.simulations_run = n

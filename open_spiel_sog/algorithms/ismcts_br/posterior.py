@@ -61,11 +61,15 @@ class Posterior:
     key = state.information_state_string(self.responder)
     entry = self._beliefs.get(key)
     if entry is None:
-      ps, index = self.observer.public_state_of(state)
-      infostates = ps.history_infostate[self.responder]
-      members = np.nonzero(infostates == infostates[index])[0]
-      histories = [ps.histories[i] for i in members]
-      chance = ps.chance_reach[members]
+      try:
+        ps, index = self.observer.public_state_of(state)
+      except ValueError:  # (past max_histories_per_public_state)
+        histories, chance = self._infostate_histories(state)
+      else:
+        infostates = ps.history_infostate[self.responder]
+        members = np.nonzero(infostates == infostates[index])[0]
+        histories = [ps.histories[i] for i in members]
+        chance = ps.chance_reach[members]
       weights = chance * np.asarray([self.opponent_reach(h)
                                      for h in histories])
       if not weights.sum() > 0:
@@ -80,6 +84,33 @@ class Posterior:
       cumulative[-1] = 1.0
       entry = self._beliefs[key] = (histories, probs, cumulative)
     return entry
+
+  def _infostate_histories(self, state: pyspiel.State
+                           ) -> tuple[list[pyspiel.State], np.ndarray]:
+    """The histories of the responder's infostate at `state` and their
+    chance reaches, enumerated without public states (phantom_ttt's public
+    states pass the observer's bound long before its infostates do): every
+    history whose responder infostate matches the true one's at each
+    depth (perfect recall: a match at the end implies one on the way)."""
+    me = self.responder
+    path = self.game.new_initial_state()
+    keys = []
+    for a in state.history():
+      path.apply_action(a)
+      keys.append(path.information_state_string(me))
+    level = [(self.game.new_initial_state(), 1.0)]
+    for key in keys:
+      nxt = []
+      for s, reach in level:
+        outcomes = (s.chance_outcomes() if s.is_chance_node() else
+                    [(a, 1.0) for a in s.legal_actions()])
+        for a, p in outcomes:
+          child = s.child(a)
+          if not child.is_terminal() and (
+              child.information_state_string(me) == key):
+            nxt.append((child, reach * p))
+      level = nxt
+    return [s for s, _ in level], np.asarray([r for _, r in level])
 
   def beliefs(self, state: pyspiel.State) -> dict[str, float]:
     """{history_str: Pr(history | responder's infostate at `state`)}."""

@@ -1,5 +1,5 @@
-r"""The learning curve of a perfect-information training run: SoG with each
-snapshot's network against OpenSpiel's MCTS, by training minutes.
+r"""The learning curve of a training run: SoG with each snapshot's network
+against OpenSpiel's MCTS (or --opponent), by training minutes.
 
   python benchmarks/learning_curve.py --game=connect_four \
       --snapshots='runs/c4/snaps/min_*.npz' --ladder=1000,4000,16000 \
@@ -11,8 +11,12 @@ duplicate seats:
   - the ladder: SoG at --sog_simulations simulations (no time limit)
     against OpenSpiel's C++ MCTS at N simulations
     (`mcts(simulations=N,backend=cpp)`) for each N of --ladder;
-  - with --time_limit T > 0: SoG against `mcts(time_limit=T)`, both T
-    seconds a move.
+  - with --time_limit T > 0: SoG against --opponent ('{t}' standing for
+    T; by default `mcts(time_limit=T)`), both T seconds a move. A
+    fog-of-war run (`examples/train_fog_of_war.py`):
+    --opponent='sog(time_limit={t},value_function=rollout,seed={seed})'
+    or 'ismcts(time_limit={t},seed={seed})', with --ladder= (empty).
+A snapshot's minutes are its name's (min_MMM.npz), else its metadata's.
 Each point is SoG's score (wins + draws / 2) with its 95% interval; the PNG
 draws one line per opponent. Progress goes to stderr; --json prints the
 rows last.
@@ -23,6 +27,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -40,6 +45,10 @@ _SOG_SIMS = flags.DEFINE_integer("sog_simulations", 1000,
                                  "SoG's simulations on the ladder.")
 _TIME_LIMIT = flags.DEFINE_float("time_limit", 0.0, "Seconds a move of the "
                                  "equal-time match against mcts (0: none).")
+_OPPONENT = flags.DEFINE_string(
+    "opponent", "mcts(time_limit={t},seed={seed})", "The opponent at "
+    "--time_limit: a bot string, '{t}' standing for the time limit and "
+    "'{seed}' for the game's seed.")
 _NUM_GAMES = flags.DEFINE_integer("num_games", 20, "Games per point (even).")
 _WORKERS = flags.DEFINE_integer("workers", 2, "Processes playing games.")
 _PNG = flags.DEFINE_string("png", "", "Where to draw the curve (matplotlib).")
@@ -50,6 +59,9 @@ _HEAD_TO_HEAD = os.path.join(os.path.dirname(os.path.abspath(__file__)),
 
 
 def _minutes(path: str) -> float:
+  named = re.fullmatch(r"min_(\d+)\.npz", os.path.basename(path))
+  if named:
+    return float(named.group(1))
   from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
   meta, _ = policy_value.PolicyValueNet.read(path)
   return float(meta.get("extra", {}).get("stats", {}).get("minutes", 0.0))
@@ -88,8 +100,7 @@ def _plot(rows: list[dict], path: str) -> None:
   ax.set_xlabel("training minutes")
   ax.set_ylabel("SoG's score (95% interval)")
   ax.set_ylim(0, 1)
-  ax.set_title(f"{_GAME.value}: SoG with the network against MCTS",
-               fontsize=9)
+  ax.set_title(f"{_GAME.value}: SoG with the network", fontsize=9)
   ax.legend(fontsize=7)
   ax.grid(True, alpha=0.3)
   fig.tight_layout()
@@ -108,8 +119,9 @@ def main(argv):
              for n in _LADDER.value]
   if _TIME_LIMIT.value > 0:
     t = _TIME_LIMIT.value
-    matches.append((f"vs mcts(time_limit={t:g}), {t:g} s each",
-                    f"mcts(time_limit={t:g},seed={{seed}})", t))
+    opponent = _OPPONENT.value.replace("{t}", f"{t:g}")
+    matches.append((f"vs {opponent.replace(',seed={seed}', '')}, {t:g} s "
+                    "each", opponent, t))
   rows = []
   for snapshot in snapshots:
     minutes = _minutes(snapshot)

@@ -31,7 +31,9 @@ def resolved_value_function(config: Any, game: pyspiel.Game) -> str:
   if config.checkpoint or cvpn.shipped_checkpoint(game) is not None:
     return "cvpn"
   print(f"sog: no trained network ships for {game}; using the rollout value "
-        "function (train one with examples/train.py and pass checkpoint=PATH)",
+        "function (train one with examples/train.py, or "
+        "examples/train_fog_of_war.py for the anchored subgame, and pass "
+        "checkpoint=PATH)",
         file=sys.stderr)
   return "rollout"
 

@@ -167,6 +167,7 @@ def test_a_network_trained_in_the_suite_moves_the_search_to_the_game_value(
   assert state.is_terminal() and sum(returns) == 0
 
 
+@pytest.mark.alone
 def test_sog_with_a_checkpoint_plays_phantom_ttt_in_its_time(tmp_path):
   """sog(checkpoint=...) on phantom_ttt searches the anchored subgame with
   the network at its leaves and keeps its time limit (the engine stops at

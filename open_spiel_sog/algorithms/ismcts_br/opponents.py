@@ -213,10 +213,13 @@ def _cfr_plus(game: pyspiel.Game, spec: str, player: int) -> Opponent:
 # Opponents whose policy is a whole table built at once (a bot whose
 # decisions depend on its earlier searches, as SoG's do), by bot name:
 # builder(game, params, spec) -> (cache key, function building the table
-# {infostate string: {action: probability}}). Higher layers register theirs
-# (`evaluation.exploitability` registers "sog"), so this layer imports none.
+# {infostate string: {action: probability}}), or None where no table can be
+# built (the bot is then asked afresh, restarted, at each infostate).
+# Higher layers register theirs (`evaluation.exploitability` registers
+# "sog"), so this layer imports none.
 TableBuilder = Callable[[pyspiel.Game, dict[str, Any], str],
-                        tuple[Any, Callable[[], dict[str, dict[int, float]]]]]
+                        tuple[Any, Callable[[], dict[str, dict[int, float]]]]
+                        | None]
 _TABLE_OPPONENTS: dict[str, TableBuilder] = {}
 # The tables built, by cache key: one table serves both seats. Each is a
 # whole policy, so only the most recent few stay.
@@ -246,13 +249,18 @@ def _bot(game: pyspiel.Game, spec: str, player: int) -> Opponent:
         f"unknown opponent {spec!r}: {name!r} is not a registered bot "
         f"(registered: {', '.join(pyspiel.registered_bots())}); supported "
         f"opponents: {'; '.join(SPEC_FORMS)}")
+  fresh = False
   if name in _TABLE_OPPONENTS:
-    key, build = _TABLE_OPPONENTS[name](game, params, spec)
-    table = _TABLES.get(key)
-    if table is None:
-      table = build()
-      _TABLES.put(key, table)
-    return Opponent.from_table(game, table, player, spec)
+    made = _TABLE_OPPONENTS[name](game, params, spec)
+    if made is not None:
+      key, build = made
+      table = _TABLES.get(key)
+      if table is None:
+        table = build()
+        _TABLES.put(key, table)
+      return Opponent.from_table(game, table, player, spec)
+    # (No table: the bot, asked afresh at each infostate.)
+    fresh = True
   try:
     bot = pyspiel.load_bot(name, game, player, params)
   except (pyspiel.SpielError, RuntimeError, ValueError, TypeError) as e:
@@ -263,6 +271,11 @@ def _bot(game: pyspiel.Game, spec: str, player: int) -> Opponent:
         f"opponent {spec!r}: bot {name!r} does not provide policies; "
         "ISMCTS-BR needs a bot that provides policies (its exact beliefs "
         "need the opponent's action probabilities)")
+  if fresh:
+    def probabilities(state):
+      bot.restart()
+      return bot.get_policy(state)
+    return Opponent(game, player, probabilities, spec)
   return Opponent(game, player, bot.get_policy, spec)
 
 

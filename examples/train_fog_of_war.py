@@ -86,6 +86,17 @@ _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary, last.")
 def main(argv):
   del argv
   game = pyspiel.load_game(_GAME.value)
+  kind = game.get_type()
+  if kind.information == pyspiel.GameType.Information.PERFECT_INFORMATION:
+    raise app.UsageError(
+        f"{game} is a perfect-information game: train it with "
+        "examples/train_perfect_information.py")
+  if (game.num_players() != 2 or
+      kind.utility != pyspiel.GameType.Utility.ZERO_SUM or
+      kind.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL):
+    raise app.UsageError(
+        f"{game}: the anchored subgame takes two-player zero-sum "
+        "turn-based games")
   reason = engine_lib.native_reason(game)
   if _ENGINE.value == "native" and reason is not None:
     raise app.UsageError(f"--engine=native cannot search {game}: {reason}")
@@ -154,8 +165,9 @@ def main(argv):
              "moves": selfplay.moves, "steps": net.step,
              "leaf_calls": selfplay.leaves.calls,
              "leaf_groups": selfplay.leaves.groups,
-             **{k: stats.get(k) for k in ("examples", "value_loss",
-                                          "policy_loss", "learn_seconds")}}
+             "examples": selfplay.moves,  # (one a searched move)
+             **{k: stats.get(k) for k in ("value_loss", "policy_loss",
+                                          "learn_seconds")}}
   print(f"wrote {_CHECKPOINT.value}: {summary['games']} games, "
         f"{summary['steps']} steps", file=sys.stderr)
   if _JSON.value:

@@ -4,6 +4,7 @@ path values them; both trees agree; a network trained in the suite moves
 the search toward OpenSpiel's game value; the sog bot plays with a
 checkpoint under its time limit; Scotland Yard's compact encoding."""
 
+import os
 import time
 
 import numpy as np
@@ -26,6 +27,8 @@ from open_spiel_sog.algorithms.training import fog_of_war
 from open_spiel_sog.public_state import HistoryKeys
 from open_spiel_sog.public_state import PublicStateObserver
 
+_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))), "examples", "train_fog_of_war.py")
 _NATIVE = engine_lib.native_reason(pyspiel.load_game("kuhn_poker")) is None
 _TREES = [HistoryTree] + ([NativeHistoryTree] if _NATIVE else [])
 
@@ -255,3 +258,33 @@ def test_london_trains_on_the_compact_encoding():
   before = net.step
   net.train_step(cvpn.TokenBatch.stack([example]))
   assert net.step == before + 1
+
+
+def test_train_fog_of_war_writes_a_checkpoint_the_bot_uses(tmp_path):
+  """examples/train_fog_of_war.py trains for its minutes, writes the
+  checkpoint and a snapshot, and prints its summary; a bad game is one
+  line."""
+  import json  # pylint: disable=g-import-not-at-top
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  path = tmp_path / "dh2.npz"
+  result = subprocess.run(
+      [sys.executable, _SCRIPT, "--game=dark_hex(num_rows=2,num_cols=2)", "--minutes=0.2",
+       f"--checkpoint={path}", f"--snapshot_dir={tmp_path / 'snaps'}",
+       "--snapshot_minutes=0.1", "--simulations=20", "--json"],
+      capture_output=True, text=True, check=False, timeout=300)
+  assert result.returncode == 0, result.stderr[-2000:]
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  assert summary["games"] > 0 and summary["examples"] == summary["moves"]
+  assert path.exists() and list((tmp_path / "snaps").glob("min_*.npz"))
+  game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")
+  bot = pyspiel.load_bot("sog", game, 0, {
+      "checkpoint": str(path), "subgame": "anchored", "simulations": 10})
+  assert bot.step(game.new_initial_state()) in range(4)
+  refused = subprocess.run(
+      [sys.executable, _SCRIPT, "--game=chess",
+       f"--checkpoint={tmp_path / 'x.npz'}", "--minutes=0.01"],
+      capture_output=True, text=True, check=False, timeout=300)
+  assert refused.returncode != 0
+  assert "chess() is a perfect-information game: train it with " \
+      "examples/train_perfect_information.py" in refused.stderr

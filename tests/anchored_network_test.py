@@ -199,9 +199,10 @@ def test_bad_checkpoints_for_the_anchored_subgame_are_refused():
   with pytest.raises(cvpn.CheckpointError, match="trained for kuhn_poker"):
     pyspiel.load_bot("sog", game, 0, {
         "checkpoint": cvpn.shipped_checkpoint("kuhn_poker")})
+  abrupt = pyspiel.load_game("phantom_ttt(gameversion=abrupt)")  # none ships
   with pytest.raises(ValueError, match=r"value_function=cvpn needs "
-                     r"checkpoint=PATH for phantom_ttt\(\)"):
-    pyspiel.load_bot("sog", game, 0, {"value_function": "cvpn"})
+                     r"checkpoint=PATH for phantom_ttt\(gameversion=abrupt"):
+    pyspiel.load_bot("sog", abrupt, 0, {"value_function": "cvpn"})
 
 
 def test_scotland_yard_declares_the_papers_compact_encoding():

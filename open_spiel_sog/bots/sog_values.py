@@ -28,14 +28,28 @@ def resolved_value_function(config: Any, game: pyspiel.Game) -> str:
   from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
   if config.value_function != "auto":
     return config.value_function
-  if config.checkpoint or cvpn.shipped_checkpoint(game) is not None:
+  if config.checkpoint:
     return "cvpn"
+  shipped = cvpn.shipped_checkpoint(game)
+  if shipped is not None:
+    # (A network shipped for the anchored subgame's leaves serves that
+    # subgame alone, `anchored_network`; public states keep rollouts.)
+    return "rollout" if anchored_leaves(shipped) else "cvpn"
   print(f"sog: no trained network ships for {game}; using the rollout value "
         "function (train one with examples/train.py, or "
         "examples/train_fog_of_war.py for the anchored subgame, and pass "
         "checkpoint=PATH)",
         file=sys.stderr)
   return "rollout"
+
+
+def anchored_leaves(path: str) -> bool:
+  """Whether the checkpoint at `path` was trained for the anchored
+  subgame's leaves (`examples/train_fog_of_war.py`)."""
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
+  meta, _ = cvpn.read_checkpoint(path)
+  return meta.get("extra", {}).get("trainer") == (
+      "examples/train_fog_of_war.py")
 
 
 def make_value_function(config: Any, game: pyspiel.Game

@@ -77,15 +77,13 @@ def test_a_leaf_group_holding_a_whole_public_state_gets_its_values(
   tree, leaves = _full_tree(tree_class, game, 3)
   for t in range(1, 4):
     tree.iterate(t)
-  data = (tree.leaf_data(leaves, True) if tree_class is NativeHistoryTree
-          else tree.leaf_data(leaves))
+  data = tree.leaf_data(leaves)
   assert np.ptp(data.reaches[:, 0]) > 0  # the ranges are not uniform
   groups = leaf_network.components(data.keys)
   assert sorted(len(g) for g in groups) == [6, 6]
   values = leaf_network.LeafNetwork(net).values(data)
   for g in groups:
-    ex = leaf_network.encode_group(enc, data, g)
-    inputs = leaf_network.stack([ex])
+    inputs = leaf_network.encode_groups(enc, data, [g])
     ev_group = host.values(inputs)[0]
     ps, _ = observer.public_state_of(data.states[g[0]])
     assert len(ps.histories) == len(g)
@@ -103,7 +101,7 @@ def test_a_leaf_group_holding_a_whole_public_state_gets_its_values(
     position = {int(i): k for k, i in enumerate(g)}
     for j, i in enumerate(index):
       for p in (0, 1):
-        assert ev_group[ex["hist"][position[i], p]] == pytest.approx(
+        assert ev_group[inputs["hist"][0, position[i], p]] == pytest.approx(
             ev_exact[ps.history_infostate[p][j] + (n0 if p else 0)],
             abs=1e-5)
       assert values[i] == pytest.approx(u_exact[j], abs=1e-5)
@@ -121,8 +119,7 @@ def test_both_trees_give_a_search_the_same_leaf_values():
     for t in range(1, 3):
       tree.iterate(t)
     leaves = [n for n in leaves if tree.actor[n] >= -1]
-    data = (tree.leaf_data(leaves, True) if tree_class is NativeHistoryTree
-            else tree.leaf_data(leaves))
+    data = tree.leaf_data(leaves)
     out.append(net.values(data))
   np.testing.assert_allclose(out[0], out[1], atol=1e-6)
 

@@ -34,14 +34,18 @@ from open_spiel_sog.public_state.state import PublicState
 _NO_ACTION = -1
 
 
-def _action_matrix(ps: PublicState) -> np.ndarray:
-  """[H, L] the histories' action sequences, padded with -1."""
-  seqs = [h.history() for h in ps.histories]
-  length = max((len(s) for s in seqs), default=0)
-  out = np.full((len(seqs), length), _NO_ACTION, dtype=np.int64)
-  for i, s in enumerate(seqs):
+def action_matrix(sequences) -> np.ndarray:
+  """[H, L] the action sequences `sequences`, padded with -1."""
+  length = max((len(s) for s in sequences), default=0)
+  out = np.full((len(sequences), length), _NO_ACTION, dtype=np.int64)
+  for i, s in enumerate(sequences):
     out[i, :len(s)] = s
   return out
+
+
+def _action_matrix(ps: PublicState) -> np.ndarray:
+  """[H, L] the histories' action sequences, padded with -1."""
+  return action_matrix([h.history() for h in ps.histories])
 
 
 def public_action_mask(ps: PublicState) -> tuple[np.ndarray, np.ndarray]:
@@ -216,11 +220,18 @@ class PublicFeatures:
       return np.asarray(self._observation.tensor, dtype=np.float32).copy()
     if self.kind == "observation_tensor":
       return np.asarray(first.observation_tensor(0), dtype=np.float32)
-    out = np.zeros((self._length, self._width), dtype=np.float32)
+    return self.of_actions(actions, np.zeros(len(actions), np.int64), 1)[0]
+
+  def of_actions(self, actions: np.ndarray, group: np.ndarray, num: int
+                 ) -> np.ndarray:
+    """[num, F] the "actions" features of `num` groups of histories at
+    once: history i (its actions, row i of `actions` [H, L], padded with
+    -1) belongs to group `group[i]`."""
+    out = np.zeros((num, self._length, self._width), dtype=np.float32)
     if actions.shape[1] > self._length:
       raise ValueError(f"{self.observer.game}: history longer than the "
                        f"game's max length {self._length}")
     rows, cols = np.nonzero(actions >= 0)
-    out[cols, actions[rows, cols]] = 1.0
-    return out.reshape(-1)
+    out[group[rows], cols, actions[rows, cols]] = 1.0
+    return out.reshape(num, -1)
 

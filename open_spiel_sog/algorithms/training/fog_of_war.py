@@ -67,8 +67,7 @@ def root_example(search: AnchoredSearch, encoder) -> dict[str, np.ndarray]:
   with targets; see the module docstring)."""
   tree = search.tree
   roots = list(tree.roots)
-  data = (tree.leaf_data(roots, True) if search.native else
-          tree.leaf_data(roots, search.network.engine_tensors))
+  data = tree.leaf_data(roots, tensors=search.network.engine_tensors)
   group = np.arange(len(roots))
   ex = leaf_network.encode_group(encoder, data, group)
   values = np.asarray(tree.node_values)[roots]
@@ -94,7 +93,6 @@ def root_example(search: AnchoredSearch, encoder) -> dict[str, np.ndarray]:
   for a, p in search.last_result.policy.items():
     policy[mine, a] = p
   policy_mask[mine] = 1.0
-  ex.pop("mass")
   ex.update(value_target=target, value_mask=mask, policy_target=policy,
             policy_mask=policy_mask)
   return ex

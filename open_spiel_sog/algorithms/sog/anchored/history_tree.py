@@ -462,10 +462,14 @@ class HistoryTree:
     self._compiled = None
     self._node_values = None
 
-  def leaf_data(self, nodes: list[int], tensors: bool = True):
-    """The engine's `leaf_data` (`leaf_network.NodeData`), with the
-    nodes' states; without the game's tensors where not `tensors` (a
-    compact encoding reads the states)."""
+  def leaf_data(self, nodes: list[int], states: bool = True,
+                tensors: bool = True):
+    """The engine's `leaf_data` (`leaf_network.NodeData`), always with
+    the nodes' states (the tree holds them; `states` is the native tree's
+    choice); without the game's tensors where not `tensors` (a compact
+    encoding reads the states, and London's information state tensors
+    cost 1 ms each)."""
+    del states
     from open_spiel_sog.algorithms.sog.anchored.leaf_network import NodeData  # pylint: disable=g-import-not-at-top
     arrays, _, _ = self.compile()
     reaches = []

@@ -27,7 +27,6 @@ learns on the inputs it is asked about.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -36,7 +35,7 @@ import pyspiel
 from open_spiel_sog.algorithms.networks.tokens import INFO_SIZE
 from open_spiel_sog.algorithms.sog.cvpn.tokens import EXTRA_PUBLIC
 from open_spiel_sog.algorithms.sog.cvpn.tokens import log_feature
-from open_spiel_sog.algorithms.sog.cvpn.tokens import token_tensor
+from open_spiel_sog.public_state.features import action_matrix
 
 
 class NodeData(NamedTuple):
@@ -94,116 +93,27 @@ def components(keys: np.ndarray) -> list[np.ndarray]:
 def encode_group(encoder, data: NodeData, group: np.ndarray
                  ) -> dict[str, np.ndarray]:
   """The token network's inputs for the histories `group` (indices into
-  `data`) as one sampled public state: the fields of `TokenNetwork.FIELDS`
-  plus "legal" (the acting tokens' legal actions) and "mass" (each token's
-  reach mass), unpadded."""
-  keys = data.keys[group]
-  tokens_of = [dict(), dict()]  # key id -> token index within the player
-  first = [[], []]
-  for i, row in enumerate(keys.tolist()):
-    for p in (0, 1):
-      if row[p] not in tokens_of[p]:
-        tokens_of[p][row[p]] = len(first[p])
-        first[p].append(i)
-  n0, n1 = len(first[0]), len(first[1])
-  n = n0 + n1
-  tokens = np.zeros((n, encoder.token_size), dtype=np.float32)
-  engine_tensors = data.tensors is not None and encoder.source in (
-      "information_state_tensor", "observation_tensor")
-  for p, offset in ((0, 0), (1, n0)):
-    for j, i in enumerate(first[p]):
-      k = int(group[i])
-      tokens[offset + j] = (data.tensors[k, p] if engine_tensors
-                            else token_tensor(encoder, data.states[k], p))
-  player = np.concatenate([np.zeros(n0, np.int32), np.ones(n1, np.int32)])
-  hist = np.stack([[tokens_of[0][r[0]] for r in keys.tolist()],
-                   [n0 + tokens_of[1][r[1]] for r in keys.tolist()]],
-                  axis=1).astype(np.int32)
-  chance = data.chance[group].astype(np.float64)
-  total = float(chance.sum())
-  weight = chance / total if total > 0 else np.full(len(group),
-                                                    1.0 / len(group))
-  raw = np.zeros(n)
-  for p, offset in ((0, 0), (1, n0)):
-    for j, i in enumerate(first[p]):
-      raw[offset + j] = data.reaches[int(group[i]), p]
-  r = raw.copy()
-  norms = [float(raw[:n0].sum()), float(raw[n0:].sum())]
-  for sl, norm, size in ((slice(0, n0), norms[0], n0),
-                         (slice(n0, n), norms[1], n1)):
-    r[sl] = raw[sl] / norm if norm > 0 else 1.0 / size
-  mass = (np.bincount(hist[:, 0], weights=weight * r[hist[:, 1]],
-                      minlength=n) +
-          np.bincount(hist[:, 1], weights=weight * r[hist[:, 0]],
-                      minlength=n))
-  actors = data.actors[group]
-  acting = np.zeros(n, dtype=np.float32)
-  legal = np.zeros((n, encoder.num_actions), dtype=np.float32)
-  actor = int(actors[0])
-  for p, offset in ((0, 0), (1, n0)):
-    for j, i in enumerate(first[p]):
-      k = int(group[i])
-      if int(actors[i]) == p:
-        acting[offset + j] = 1.0
-        if data.states is not None:
-          legal[offset + j, data.states[k].legal_actions()] = 1.0
-  info = np.zeros((n, INFO_SIZE), dtype=np.float32)
-  info[np.arange(n), player] = 1.0
-  info[:, 2] = acting
-  info[:, 3] = r
-  info[:, 4] = log_feature(r)
-  info[:, 5] = log_feature(mass)
-  public = np.zeros(encoder.public_size, dtype=np.float32)
-  head = encoder.public_size - EXTRA_PUBLIC
-  features = encoder.features
-  if features is not None:
-    histories = [data.histories[int(k)] for k in group]
-    actions = None
-    if features.kind == "actions":
-      length = max(len(h) for h in histories)
-      actions = np.full((len(histories), length), -1, dtype=np.int64)
-      for i, h in enumerate(histories):
-        actions[i, :len(h)] = h
-    state = None if data.states is None else data.states[int(group[0])]
-    public[:head] = features.of_histories(state, actions)
-  public[head + (actor if actor in (0, 1) else 2)] = 1.0
-  public[head + 4] = math.log1p(n0) / 10.0
-  public[head + 5] = math.log1p(n1) / 10.0
-  public[head + 6] = math.log1p(len(group)) / 10.0
-  public[head + 7:head + 10] = log_feature(np.asarray(norms + [total]))
-  return {"tokens": tokens, "info": info, "player": player,
-          "mask": np.ones(n, np.float32), "range": r.astype(np.float32),
-          "public": public, "hist": hist,
-          "weight": weight.astype(np.float32), "legal": legal, "mass": mass}
-
-
-def stack(examples: Sequence[dict[str, np.ndarray]]
-          ) -> dict[str, np.ndarray]:
-  """Groups' inputs padded to the largest group's tokens and histories and
-  stacked (one network call for all of them)."""
-  width = max(len(e["mask"]) for e in examples)
-  hh = max(len(e["weight"]) for e in examples)
-  out = {}
-  for name in examples[0]:
-    first = examples[0][name]
-    if name == "public":
-      out[name] = np.stack([e[name] for e in examples])
-      continue
-    size = hh if name in ("hist", "weight") else width
-    shape = (len(examples), size) + first.shape[1:]
-    arr = np.zeros(shape, dtype=first.dtype)
-    for b, e in enumerate(examples):
-      arr[b, :len(e[name])] = e[name]
-    out[name] = arr
-  return out
+  `data`) as one sampled public state, unpadded: `encode_groups`'s fields
+  for it alone, plus "legal" (the acting tokens' legal actions, read from
+  `data.states`) for a policy target."""
+  ex = {k: v[0] for k, v in encode_groups(encoder, data, [group]).items()}
+  acting = ex["info"][:, 2] > 0
+  legal = np.zeros((len(acting), encoder.num_actions), dtype=np.float32)
+  for i, pair in enumerate(ex["hist"].tolist()):
+    for token in pair:
+      if acting[token] and not legal[token].any():
+        legal[token, data.states[int(group[i])].legal_actions()] = 1.0
+  ex["legal"] = legal
+  return ex
 
 
 def encode_groups(encoder, data: NodeData, groups: Sequence[np.ndarray]
                   ) -> dict[str, np.ndarray]:
-  """`stack([encode_group(encoder, data, g) for g in groups])`'s network
-  fields in whole-array operations (a phase's many small groups; tokens
-  in each group ordered by key, which the network does not see), without
-  "legal" and "mass"."""
+  """The token network's inputs (`TokenNetwork.FIELDS`) for each of
+  `groups` (indices into `data`) as one sampled public state, padded to the
+  largest group's tokens and histories and stacked: a phase's many small
+  groups in one call, in whole-array operations. Tokens in a group are
+  ordered by player, then key (the network does not see the order)."""
   num = len(groups)
   leaves = np.concatenate(groups)
   label = np.repeat(np.arange(num), [len(g) for g in groups])
@@ -246,7 +156,7 @@ def encode_groups(encoder, data: NodeData, groups: Sequence[np.ndarray]
   for p in (0, 1):
     at = (owner[p], token_slot[p])
     out["tokens"][at] = (data.tensors[first[p], p] if engine_tensors else [
-        token_tensor(encoder, data.states[k], p) for k in first[p]])
+        encoder.state_tensor(data.states[k], p) for k in first[p]])
     out["player"][at] = p
     out["mask"][at] = 1.0
     raw = data.reaches[first[p], p]
@@ -279,17 +189,8 @@ def encode_groups(encoder, data: NodeData, groups: Sequence[np.ndarray]
   head = encoder.public_size - EXTRA_PUBLIC
   features = encoder.features
   if features is not None and features.kind == "actions":
-    histories = [data.histories[int(k)] for k in leaves]
-    length = max(len(h) for h in histories)
-    actions = np.full((len(leaves), length), -1, dtype=np.int64)
-    for i, h in enumerate(histories):
-      actions[i, :len(h)] = h
-    step = features.size // _length(features)  # the actions' width
-    if length > _length(features):
-      raise ValueError(f"{encoder.game}: history longer than the game's max "
-                       f"length {_length(features)}")
-    rows, cols = np.nonzero(actions >= 0)
-    public[label[rows], cols * step + actions[rows, cols]] = 1.0
+    public[:, :head] = features.of_actions(
+        action_matrix([data.histories[int(k)] for k in leaves]), label, num)
   elif features is not None:
     for b, g in enumerate(groups):
       public[b, :head] = features.of_histories(data.states[int(g[0])], None)
@@ -302,11 +203,6 @@ def encode_groups(encoder, data: NodeData, groups: Sequence[np.ndarray]
   public[:, head + 7:head + 10] = log_feature(
       np.stack([norms[:, 0], norms[:, 1], total], axis=1))
   return out
-
-
-def _length(features) -> int:
-  """The "actions" features' history positions."""
-  return features._length  # pylint: disable=protected-access
 
 
 class LeafNetwork:

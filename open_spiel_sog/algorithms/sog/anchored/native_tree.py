@@ -223,9 +223,13 @@ class NativeHistoryTree:
     self._changed()
     self.engine.set_leaf_values(list(nodes), [float(v) for v in values])
 
-  def leaf_data(self, nodes: list[int], states: bool = False):
+  def leaf_data(self, nodes: list[int], states: bool = True,
+                tensors: bool = True):
     """The engine's tensors, keys and reaches of `nodes`
-    (`leaf_network.NodeData`); with their states where `states`."""
+    (`leaf_network.NodeData`); with their states where `states` (rebuilt
+    in Python: the one costly part). (`tensors`: `HistoryTree.leaf_data`'s;
+    the engine's tensors cost little, and are always read.)"""
+    del tensors
     from open_spiel_sog.algorithms.sog.anchored.leaf_network import NodeData  # pylint: disable=g-import-not-at-top
     nodes = list(nodes)
     tensors, keys, chance, reaches, actors = self.engine.leaf_data(nodes)

@@ -519,9 +519,8 @@ class AnchoredSearch:
     pending = tree.pending_leaves()
     if not pending:
       return False
-    data = (tree.leaf_data(pending, self.network.needs_states())
-            if self.native else
-            tree.leaf_data(pending, self.network.engine_tensors))
+    data = tree.leaf_data(pending, states=self.network.needs_states(),
+                          tensors=self.network.engine_tensors)
     tree.set_leaf_values(pending, self.network.values(data))
     return True
 

@@ -93,18 +93,6 @@ def encoding_problem(game: pyspiel.Game) -> str | None:
   return None
 
 
-def token_tensor(encoder: "TokenEncoder", state: pyspiel.State,
-                 player: int) -> np.ndarray:
-  """`player`'s infostate token tensor at `state` (a hashed source hashes
-  the game's information state string, else its observation string)."""
-  key = None
-  if encoder.source == "hashed":
-    key = (state.information_state_string(player)
-           if encoder.game.get_type().provides_information_state_string
-           else state.observation_string(player))
-  return encoder._tensor(state, player, key)  # pylint: disable=protected-access
-
-
 @dataclasses.dataclass
 class _Static:
   """What the encoder keeps per public state."""
@@ -283,6 +271,17 @@ class TokenEncoder:
   def features(self):
     """The public features (`PublicFeatures`), or None where hashed."""
     return self._features
+
+  def state_tensor(self, state: pyspiel.State, player: int) -> np.ndarray:
+    """`player`'s infostate token tensor at a history `state` with no public
+    state around it (the anchored subgame's: a hashed source hashes the
+    game's information state string, else its observation string)."""
+    key = None
+    if self.source == "hashed":
+      key = (state.information_state_string(player)
+             if self.game.get_type().provides_information_state_string
+             else state.observation_string(player))
+    return self._tensor(state, player, key)
 
   def _tensor(self, state: pyspiel.State, player: int, key) -> np.ndarray:
     if self.source == "compact":

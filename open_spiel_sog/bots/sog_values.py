@@ -5,6 +5,8 @@ native engine (docs/learning.md)."""
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 from typing import Any
 
@@ -45,7 +47,16 @@ def resolved_value_function(config: Any, game: pyspiel.Game) -> str:
 
 def anchored_leaves(path: str) -> bool:
   """Whether the checkpoint at `path` was trained for the anchored
-  subgame's leaves (`examples/train_fog_of_war.py`)."""
+  subgame's leaves (`examples/train_fog_of_war.py`); read once per state
+  of the file (every sog bot of a game with a shipped network asks)."""
+  stat = os.stat(path)
+  return _anchored_leaves(os.path.realpath(path), stat.st_mtime_ns,
+                          stat.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _anchored_leaves(path: str, mtime_ns: int, size: int) -> bool:
+  del mtime_ns, size  # (the cache's key: the file's state)
   from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
   meta, _ = cvpn.read_checkpoint(path)
   return meta.get("extra", {}).get("trainer") == (

@@ -17,9 +17,11 @@ compares equal work; its expansions_per_update is its default (-1: paced by
 work on the native engine, 1 on the Python one).
 
 --anchored_games (fog-of-war games searched by the anchored subgame) adds,
-per game and engine, the histories in the tree and the CFR+ iterations of
-a first search of --anchored_seconds from the initial state (medians of
---repeats, each with its own seed) and the native/python ratios.
+per game and engine, the histories in the tree, the growth simulations and
+the CFR+ iterations of a first search of --anchored_seconds from the
+initial state (medians of --repeats, each with its own seed) and the
+native/python ratios, its leaves valued by --anchored_value_function
+(rollouts by default; `auto` takes a network shipped for the game).
 """
 
 import json
@@ -49,6 +51,10 @@ _ANCHORED = flags.DEFINE_string(
     "(';'-separated; empty: none).")
 _ANCHORED_SECONDS = flags.DEFINE_float("anchored_seconds", 1.0,
                                        "time_limit of those searches.")
+_ANCHORED_VALUES = flags.DEFINE_string(
+    "anchored_value_function", "rollout",
+    "value_function of those searches (rollout: random rollouts, the "
+    "engines' own work; auto: a network shipped for the game, if any).")
 _SOG_PARAMS = flags.DEFINE_string(
     "sog_params", "value_function=rollout,rollouts=1",
     "Other sog parameters, 'name=value,...' (default: one rollout per leaf, "
@@ -121,12 +127,14 @@ def measure_anchored(game_string: str) -> dict:
   """Histories and CFR+ iterations of first searches of the anchored
   subgame, per engine (medians of --repeats seeds)."""
   game = pyspiel.load_game(game_string)
-  out = {"game": game_string, "seconds": _ANCHORED_SECONDS.value}
+  out = {"game": game_string, "seconds": _ANCHORED_SECONDS.value,
+         "value_function": _ANCHORED_VALUES.value}
   for engine in ("python", "native"):
-    nodes, iterations, took = [], [], []
+    nodes, iterations, sims, took = [], [], [], []
     for rep in range(_REPEATS.value):
       bot = pyspiel.load_bot(
           f"sog(subgame=anchored,engine={engine},seed={rep},"
+          f"value_function={_ANCHORED_VALUES.value},"
           f"time_limit={_ANCHORED_SECONDS.value})", game, 0)
       start = time.perf_counter()
       bot.step(game.new_initial_state())
@@ -134,8 +142,10 @@ def measure_anchored(game_string: str) -> dict:
       result = bot.anchored.last_result
       nodes.append(result.nodes)
       iterations.append(result.iterations)
+      sims.append(result.simulations)
     out[engine] = {"histories": statistics.median(nodes),
                    "iterations": statistics.median(iterations),
+                   "simulations": statistics.median(sims),
                    "seconds": statistics.median(took)}
   out["histories_ratio"] = (out["native"]["histories"] /
                             out["python"]["histories"])
@@ -159,10 +169,13 @@ def main(argv):
   for game_string in [g for g in _ANCHORED.value.split(";") if g]:
     row = measure_anchored(game_string)
     anchored.append(row)
-    print(f"{game_string}: a {row['seconds']:g} s anchored search holds "
+    print(f"{game_string}: a {row['seconds']:g} s anchored search "
+          f"(value_function={row['value_function']}) holds "
           f"{row['native']['histories']:.0f} histories after "
+          f"{row['native']['simulations']:.0f} simulations and "
           f"{row['native']['iterations']:.0f} CFR+ iterations on the native "
           f"engine, {row['python']['histories']:.0f} after "
+          f"{row['python']['simulations']:.0f} and "
           f"{row['python']['iterations']:.0f} on the Python one (ratios "
           f"{row['histories_ratio']:.1f} and {row['iterations_ratio']:.1f})",
           flush=True)

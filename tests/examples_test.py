@@ -220,7 +220,11 @@ def test_simulation_cost_times_both_searches_side_by_side():
     assert row["ratio"] == pytest.approx(row["sog_seconds"] /
                                          row["mcts_seconds"])
   anchored = out["anchored"][0]
+  # (Rollouts by default: phantom_ttt's shipped network would otherwise
+  # take the leaves, and the engines' own work would not be compared.)
+  assert anchored["value_function"] == "rollout"
   assert anchored["native"]["histories"] > 0
+  assert anchored["native"]["simulations"] >= 1
   assert anchored["python"]["iterations"] > 0
   assert anchored["histories_ratio"] == pytest.approx(
       anchored["native"]["histories"] / anchored["python"]["histories"])

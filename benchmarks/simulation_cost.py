@@ -18,10 +18,11 @@ work on the native engine, 1 on the Python one).
 
 --anchored_games (fog-of-war games searched by the anchored subgame) adds,
 per game and engine, the histories in the tree, the growth simulations and
-the CFR+ iterations of a first search of --anchored_seconds from the
-initial state (medians of --repeats, each with its own seed) and the
-native/python ratios, its leaves valued by --anchored_value_function
-(rollouts by default; `auto` takes a network shipped for the game).
+the CFR+ iterations of a first search of --anchored_seconds at the first
+decision (past any chance draws at the start, drawn from --seed; medians
+of --repeats, each with its own seed) and the native/python ratios, its
+leaves valued by --anchored_value_function (rollouts by default; `auto`
+takes a network shipped for the game).
 """
 
 import json
@@ -127,6 +128,9 @@ def measure_anchored(game_string: str) -> dict:
   """Histories and CFR+ iterations of first searches of the anchored
   subgame, per engine (medians of --repeats seeds)."""
   game = pyspiel.load_game(game_string)
+  # (The first decision: past any chance draws at the start, as London's
+  # Mr. X start; `positions` draws them from --seed.)
+  start = positions(game, 1, _SEED.value)[0]
   out = {"game": game_string, "seconds": _ANCHORED_SECONDS.value,
          "value_function": _ANCHORED_VALUES.value}
   for engine in ("python", "native"):
@@ -135,10 +139,11 @@ def measure_anchored(game_string: str) -> dict:
       bot = pyspiel.load_bot(
           f"sog(subgame=anchored,engine={engine},seed={rep},"
           f"value_function={_ANCHORED_VALUES.value},"
-          f"time_limit={_ANCHORED_SECONDS.value})", game, 0)
-      start = time.perf_counter()
-      bot.step(game.new_initial_state())
-      took.append(time.perf_counter() - start)
+          f"time_limit={_ANCHORED_SECONDS.value})", game,
+          start.current_player())
+      begin = time.perf_counter()
+      bot.step(start)
+      took.append(time.perf_counter() - begin)
       result = bot.anchored.last_result
       nodes.append(result.nodes)
       iterations.append(result.iterations)

@@ -207,7 +207,8 @@ def test_new_games_strength_rejects_bad_params_in_one_line(flags, message):
 def test_simulation_cost_times_both_searches_side_by_side():
   result = _run("benchmarks/simulation_cost.py", "--games=connect_four",
                 "--simulations=5,20", "--positions=2", "--repeats=1",
-                "--engines=native,python", "--anchored_games=phantom_ttt",
+                "--engines=native,python",
+                "--anchored_games=phantom_ttt;leduc_poker",
                 "--anchored_seconds=0.2", "--json")
   assert result.returncode == 0, result.stderr
   out = json.loads(result.stdout.strip().splitlines()[-1])
@@ -228,6 +229,10 @@ def test_simulation_cost_times_both_searches_side_by_side():
   assert anchored["python"]["iterations"] > 0
   assert anchored["histories_ratio"] == pytest.approx(
       anchored["native"]["histories"] / anchored["python"]["histories"])
+  # (Leduc starts with chance draws: its first decision is searched.)
+  leduc = out["anchored"][1]
+  assert leduc["game"] == "leduc_poker"
+  assert leduc["native"]["simulations"] >= 1
   refused = _run("benchmarks/simulation_cost.py", "--games=kuhn_poker")
   assert refused.returncode == 2
   assert "not a perfect-information game" in refused.stderr

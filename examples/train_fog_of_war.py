@@ -102,7 +102,15 @@ def main(argv):
     raise app.UsageError(f"--engine=native cannot search {game}: {reason}")
   native = _ENGINE.value != "python" and reason is None
   if _RESUME.value:
-    net = cvpn.load_checkpoint(_CHECKPOINT.value, game)
+    try:
+      net = cvpn.load_checkpoint(_CHECKPOINT.value, game)
+    except ValueError as e:  # missing, corrupt, another game's
+      raise app.UsageError(f"--resume: {e}") from None
+    if not net.metadata.get("has_optimizer"):
+      raise app.UsageError(
+          f"--resume: {_CHECKPOINT.value!r} holds no optimiser state (a "
+          "shipped network, or one written without it); resume from the "
+          "checkpoint a run of this script writes")
   else:
     config = NetworkConfig(
         input="tokens", token_width=_WIDTH.value,

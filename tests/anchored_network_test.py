@@ -286,3 +286,15 @@ def test_train_fog_of_war_writes_a_checkpoint_the_bot_uses(tmp_path):
   assert refused.returncode != 0
   assert "chess() is a perfect-information game: train it with " \
       "examples/train_perfect_information.py" in refused.stderr
+  # --resume: a missing checkpoint and one without an optimiser state (the
+  # shipped network) are one line each.
+  for checkpoint, message in [
+      (tmp_path / "none.npz", "does not exist"),
+      (cvpn.shipped_checkpoint(pyspiel.load_game("phantom_ttt")),
+       "holds no optimiser state")]:
+    refused = subprocess.run(
+        [sys.executable, _SCRIPT, "--game=phantom_ttt", "--resume",
+         f"--checkpoint={checkpoint}", "--minutes=0.01"],
+        capture_output=True, text=True, check=False, timeout=300)
+    assert refused.returncode != 0
+    assert message in refused.stderr and "Traceback" not in refused.stderr

@@ -34,6 +34,7 @@ from open_spiel_sog.algorithms.sog.cvpn.factory import make_encoder
 from open_spiel_sog.algorithms.sog.cvpn.factory import make_network
 from open_spiel_sog.algorithms.training import fog_of_war
 from open_spiel_sog.public_state import PublicStateObserver
+from open_spiel_sog.public_state.config import validate_game
 
 _F = fog_of_war.FogConfig()
 
@@ -91,12 +92,10 @@ def main(argv):
     raise app.UsageError(
         f"{game} is a perfect-information game: train it with "
         "examples/train_perfect_information.py")
-  if (game.num_players() != 2 or
-      kind.utility != pyspiel.GameType.Utility.ZERO_SUM or
-      kind.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL):
-    raise app.UsageError(
-        f"{game}: the anchored subgame takes two-player zero-sum "
-        "turn-based games")
+  try:  # (two-player zero-sum turn-based, as the public states' need)
+    validate_game(game)
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
   reason = engine_lib.native_reason(game)
   if _ENGINE.value == "native" and reason is not None:
     raise app.UsageError(f"--engine=native cannot search {game}: {reason}")

@@ -20,6 +20,11 @@ Vocabulary:
 * row: a player's infostate where it acts, with its legal actions as slots;
   its parent sequence is the player's previous (row, slot) on the path, or
   a root sequence.
+
+One module, past 600 lines: growth, the gadget, the compiled CFR+ layout
+and the network hook (`pending_leaves`, `set_leaf_values`, `leaf_data`)
+all read and write the same node arrays, and it is the Python twin of the
+native engine's one class (`native_tree.py`), which tests hold it to.
 """
 
 from __future__ import annotations

@@ -71,6 +71,20 @@ _RATIO = flags.DEFINE_float("replay_ratio", _F.replay_ratio,
                             "average.")
 _EXPLORE = flags.DEFINE_float("exploration", _F.exploration,
                               "Share of moves played uniformly at random.")
+_Q_SEARCH = flags.DEFINE_float(
+    "q_search", _F.q_search, "Queries solved per actor search, on average: "
+    "leaf groups the network valued, each re-solved by a separate search "
+    "whose values are its targets (0: the actors' roots only).")
+_Q_RECURSIVE = flags.DEFINE_float("q_recursive", _F.q_recursive,
+                                  "Queries each solver search adds, on "
+                                  "average.")
+_SOLVER_SIMS = flags.DEFINE_integer("solver_simulations",
+                                    _F.solver_simulations,
+                                    "Growth simulations of a query's solver "
+                                    "search.")
+_ROOT_EXAMPLES = flags.DEFINE_bool("root_examples", _F.root_examples,
+                                   "Also learn on each actor search's root "
+                                   "(its values and policy).")
 _WIDTH = flags.DEFINE_integer("token_width", 64, "Token embedding width.")
 _HIDDEN = flags.DEFINE_list("hidden", ["64", "64"],
                             "The history MLP's layers.")
@@ -128,13 +142,20 @@ def main(argv):
       order2_histories=_ORDER2.value, leaf_batch=_LEAF_BATCH.value,
       batch_size=_BATCH.value, replay_capacity=_REPLAY.value,
       replay_ratio=_RATIO.value, exploration=_EXPLORE.value,
-      seed=_SEED.value)
+      q_search=_Q_SEARCH.value, q_recursive=_Q_RECURSIVE.value,
+      solver_simulations=_SOLVER_SIMS.value,
+      root_examples=_ROOT_EXAMPLES.value, seed=_SEED.value)
+  try:
+    config.validate()
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
   selfplay = fog_of_war.FogSelfPlay(game, net, config, native=native)
   extra = {"trainer": "examples/train_fog_of_war.py",
            "flags": {f: flags.FLAGS[f].value for f in (
                "simulations", "root_histories", "order2_histories",
                "leaf_batch", "batch_size", "replay_capacity", "replay_ratio",
-               "exploration", "seed")}}
+               "exploration", "q_search", "q_recursive",
+               "solver_simulations", "root_examples", "seed")}}
 
   def save(path):
     cvpn.save_checkpoint(path, net, game=game, extra=extra)
@@ -145,7 +166,8 @@ def main(argv):
     if stats["seconds"] - last[0] >= 60 or stats["games"] == 1:
       last[0] = stats["seconds"]
       print(f"[{stats['seconds'] / 60:5.1f} min] games {stats['games']} "
-            f"moves {stats['moves']} examples {stats['examples']} steps "
+            f"moves {stats['moves']} queries {stats['queries']} examples "
+            f"{stats['examples']} steps "
             f"{stats['steps']} value loss {stats['value_loss']:.4f} policy "
             f"loss {stats['policy_loss']:.4f} mean return "
             f"{stats['returns'] / stats['games']:+.3f}", file=sys.stderr,
@@ -172,7 +194,7 @@ def main(argv):
              "moves": selfplay.moves, "steps": net.step,
              "leaf_calls": selfplay.leaves.calls,
              "leaf_groups": selfplay.leaves.groups,
-             "examples": selfplay.moves,  # (one a searched move)
+             "queries": selfplay.queries, "examples": selfplay.examples,
              **{k: stats.get(k) for k in ("value_loss", "policy_loss",
                                           "learn_seconds")}}
   print(f"wrote {_CHECKPOINT.value}: {summary['games']} games, "

@@ -134,8 +134,9 @@ def _root_value(game, network, native):
 def test_a_network_trained_in_the_suite_moves_the_search_to_the_game_value(
     native, tmp_path):
   """Dark hex 2x2: OpenSpiel's CFR+ gives the first player's value (1: it
-  wins). 600 games of self-play (about 15 seconds; 250 on the Python
-  engine) on the anchored subgame train a tiny
+  wins). 600 games of self-play with the query solver (about 30 seconds;
+  250 without it on the Python engine) on the anchored subgame train a
+  tiny
   network whose values, at the leaves of a 2-simulation search, bring the
   search's value at the root much nearer to it than the untrained
   network's; the trained checkpoint then plays through the sog bot."""
@@ -148,10 +149,12 @@ def test_a_network_trained_in_the_suite_moves_the_search_to_the_game_value(
   assert value == pytest.approx(1.0, abs=1e-3)
   net = _network(game, seed=0, width=32)
   before = _root_value(game, leaf_network.LeafNetwork(net), native)
+  # (The Python engine is the slower twin: fewer games, and no query
+  # solver, which the test above holds to the native one's answers.)
   selfplay = fog_of_war.FogSelfPlay(
-      game, net, fog_of_war.FogConfig(simulations=30, batch_size=32, seed=0),
+      game, net, fog_of_war.FogConfig(simulations=30, batch_size=32, seed=0,
+                                      q_search=1.0 if native else 0.0),
       native=native)
-  # (The Python engine is the slower twin: fewer games.)
   stats = fog_of_war.train(selfplay, 0.0, games=600 if native else 250)
   assert stats["steps"] > 50
   after = _root_value(game, leaf_network.LeafNetwork(net), native)
@@ -165,6 +168,58 @@ def test_a_network_trained_in_the_suite_moves_the_search_to_the_game_value(
   state = game.new_initial_state()
   returns = pyspiel.evaluate_bots(state, bots, 0)
   assert state.is_terminal() and sum(returns) == 0
+
+
+@pytest.mark.parametrize("native", [True, False] if _NATIVE else [False])
+def test_the_query_solver_solves_a_whole_public_state_to_the_game_value(
+    native):
+  """The query solver (SoG's QuerySolver): Kuhn poker's six deals are the
+  leaves of a history tree, one group, one whole public state. Picked from
+  a network call's log as a query, its solver search (2,000 simulations
+  from those histories, an untrained network at its leaves) expands the
+  game and its targets, averaged over each player's three cards under the
+  query's uniform ranges, are OpenSpiel's game value (CFR+'s, -1/18 for
+  the first player); the acting player gets a policy target per card."""
+  game = pyspiel.load_game("kuhn_poker")
+  solver_cfr = pyspiel.CFRPlusSolver(game)
+  for _ in range(300):
+    solver_cfr.evaluate_and_update_policy()
+  value = pyspiel.expected_returns(game.new_initial_state(),
+                                   solver_cfr.average_policy(), -1, True)[0]
+  assert value == pytest.approx(-1 / 18, abs=1e-3)
+  net = _network(game, seed=2)
+  tree, leaves = _full_tree(NativeHistoryTree if native else HistoryTree,
+                            game, 2)
+  data = tree.leaf_data(leaves, states=False)
+  log = [(tree, leaves, data)]
+  (query,) = fog_of_war.pick_queries(log, 1.0, np.random.default_rng(0))
+  assert len(query.keys) == 6 and len(query.data.states) == 6
+  solver = AnchoredSearch(game, 0, AnchoredConfig(seed=0), native=native,
+                          network=leaf_network.LeafNetwork(net))
+  solver.query_log = calls = []
+  ex = fog_of_war.solve_query(solver, query, 2000, net.encoder)
+  assert calls, "the solver's leaves were valued by the network"
+  assert ex["value_mask"].sum() == 6
+  targets = ex["value_target"] * net.encoder.utility_scale
+  for p, sign in ((0, 1.0), (1, -1.0)):
+    mine = ex["player"] == p
+    assert np.mean(targets[mine]) == pytest.approx(sign * value, abs=0.01)
+  acting = ex["info"][:, 2] > 0
+  assert acting.sum() == 3
+  np.testing.assert_array_equal(ex["policy_mask"], acting.astype(np.float32))
+  np.testing.assert_allclose(ex["policy_target"][acting].sum(axis=1), 1.0,
+                             atol=1e-5)
+
+
+def test_fog_config_refuses_bad_settings():
+  for kwargs, message in [({"q_search": -1.0}, "q_search must be a number "
+                           ">= 0"),
+                          ({"solver_simulations": 0},
+                           "solver_simulations must be >= 1"),
+                          ({"q_search": 0.0, "root_examples": False},
+                           "no examples")]:
+    with pytest.raises(ValueError, match=message):
+      fog_of_war.FogConfig(**kwargs).validate()
 
 
 @pytest.mark.alone
@@ -273,7 +328,9 @@ def test_train_fog_of_war_writes_a_checkpoint_the_bot_uses(tmp_path):
       capture_output=True, text=True, check=False, timeout=300)
   assert result.returncode == 0, result.stderr[-2000:]
   summary = json.loads(result.stdout.strip().splitlines()[-1])
-  assert summary["games"] > 0 and summary["examples"] == summary["moves"]
+  # (an example per searched move and per solved query)
+  assert summary["games"] > 0 and summary["queries"] > 0
+  assert summary["examples"] == summary["moves"] + summary["queries"]
   assert path.exists() and list((tmp_path / "snaps").glob("min_*.npz"))
   game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")
   bot = pyspiel.load_bot("sog", game, 0, {

@@ -3,27 +3,39 @@
 
 Self-play: both players search the anchored subgame (`AnchoredSearch`)
 with the network being trained at its leaves (`leaf_network.LeafNetwork`).
-Each search is a query: its root histories (the searcher's infostate and
-the order-2 set) form one sampled public state, encoded as the leaves'
+Two kinds of example, each a sampled public state encoded as the leaves'
 groups are (`leaf_network.encode_group`, so the network learns on the
-inputs it is asked about), and its targets are the search's values for the
-infostates present: each infostate's expected value under the search's
-average profile, weighted as the network weighs it (its histories' chance
-reach times the opponent's range), and the searched policy at the
-searcher's own infostate. The search is the solver: its leaves are the
-network's own values, so values reach back from the game's ends as in
-value iteration (SoG's q_search 0 at the actors' roots; no separate
-solver).
+inputs it is asked about), with targets for the infostates present (each
+infostate's expected value under a searched average profile, weighted as
+the network weighs it: its histories' chance reach times the opponent's
+range) and searched policies:
+
+* Queries (SoG's QuerySolver, Algorithm 2): of the network calls of an
+  actor's search, `q_search` leaf groups on average are picked (a call
+  uniformly, then one of its groups) and each is solved by a separate
+  search from that group's histories under the beliefs the network was
+  asked about (`AnchoredSearch.solve`, `solver_simulations`, the network
+  at its leaves); the targets are the solver's root values and average
+  policies at every acting infostate. Each solver search adds
+  `q_recursive` queries of its own on average. So the network is trained
+  where the search asks it, not only at the actors' roots.
+* Roots (`root_examples`): each actor search's root histories (the
+  searcher's infostate and the order-2 set), the targets its root values
+  and its policy at the searcher's own infostate (the actor as solver:
+  SoG's q_search 0).
+
+Values reach back from the game's ends through the network's own leaves,
+as in value iteration.
 
 `train` runs games, keeps the examples in a sliding window and takes
-`updates_per_example` optimiser steps per new example (in batches).
+`replay_ratio` optimiser steps' worth of batches per new example.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 import pyspiel
@@ -49,6 +61,13 @@ class FogConfig:
       batch_size).
     exploration: the share of moves played uniformly at random (else from
       the searched policy).
+    q_search: queries solved per actor search, on average (the integer
+      part always, the rest by chance; 0: no query solver).
+    q_recursive: queries each solver search adds, on average.
+    solver_simulations: growth simulations of a query's solver search.
+    root_examples: also learn on each actor search's root.
+    max_queries: queries solved per actor search at most (recursion's
+      bound).
     seed: the games' and searches' random stream.
   """
   simulations: int = 200
@@ -59,18 +78,36 @@ class FogConfig:
   replay_capacity: int = 20_000
   replay_ratio: float = 4.0
   exploration: float = 0.1
+  q_search: float = 1.0
+  q_recursive: float = 0.2
+  solver_simulations: int = 100
+  root_examples: bool = True
+  max_queries: int = 8
   seed: int = 0
 
+  def validate(self) -> None:
+    for name in ("simulations", "root_histories", "order2_histories",
+                 "leaf_batch", "batch_size", "replay_capacity",
+                 "solver_simulations", "max_queries"):
+      if getattr(self, name) < 1:
+        raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+    for name in ("replay_ratio", "q_search", "q_recursive"):
+      if not 0.0 <= getattr(self, name) < float("inf"):
+        raise ValueError(f"{name} must be a number >= 0, got "
+                         f"{getattr(self, name)}")
+    if not 0.0 <= self.exploration <= 1.0:
+      raise ValueError(f"exploration must be in [0, 1], got "
+                       f"{self.exploration}")
+    if self.q_search == 0 and not self.root_examples:
+      raise ValueError("no examples: q_search is 0 and root_examples is "
+                       "off")
 
-def root_example(search: AnchoredSearch, encoder) -> dict[str, np.ndarray]:
-  """The last search's root as a training example (the network's fields
-  with targets; see the module docstring)."""
-  tree = search.tree
-  roots = list(tree.roots)
-  data = tree.leaf_data(roots, tensors=search.network.engine_tensors)
-  group = np.arange(len(roots))
-  ex = leaf_network.encode_group(encoder, data, group)
-  values = np.asarray(tree.node_values)[roots]
+
+def _value_targets(ex: dict[str, np.ndarray], values: np.ndarray,
+                   encoder) -> None:
+  """Sets `ex`'s value targets: per infostate token, its expected value
+  (its owner's) under the histories' `values` (player 0's, in `ex`'s
+  history order), weighted by chance reach times the opponent's range."""
   hist, weight, r = ex["hist"], ex["weight"].astype(np.float64), ex["range"]
   n = len(ex["mask"])
   target = np.zeros(n, dtype=np.float32)
@@ -84,17 +121,96 @@ def root_example(search: AnchoredSearch, encoder) -> dict[str, np.ndarray]:
     sign = 1.0 if p == 0 else -1.0
     target[ok] = sign * total[ok] / norm[ok] / encoder.utility_scale
     mask[ok] = 1.0
+  ex.update(value_target=target, value_mask=mask)
+
+
+def root_example(search: AnchoredSearch, encoder) -> dict[str, np.ndarray]:
+  """The last search's root as a training example (the network's fields
+  with targets; see the module docstring)."""
+  tree = search.tree
+  roots = list(tree.roots)
+  data = tree.leaf_data(roots, tensors=search.network.engine_tensors)
+  ex = leaf_network.encode_group(encoder, data, np.arange(len(roots)))
+  _value_targets(ex, np.asarray(tree.node_values)[roots], encoder)
+  n = len(ex["mask"])
   policy = np.zeros((n, encoder.num_actions), dtype=np.float32)
   policy_mask = np.zeros(n, dtype=np.float32)
   me = search.player
   key = search.last_root[0].keys[me]  # the true history's
-  mine = next(hist[i, me] for i, n in enumerate(roots)
+  mine = next(ex["hist"][i, me] for i, n in enumerate(roots)
               if tree.node_keys[n][me] == key)
   for a, p in search.last_result.policy.items():
     policy[mine, a] = p
   policy_mask[mine] = 1.0
-  ex.update(value_target=target, value_mask=mask, policy_target=policy,
-            policy_mask=policy_mask)
+  ex.update(policy_target=policy, policy_mask=policy_mask)
+  return ex
+
+
+class Query(NamedTuple):
+  """A leaf group a network call valued: its histories' `NodeData` (with
+  their states) as the network read it, and their (player 0, player 1)
+  infostate keys."""
+  data: leaf_network.NodeData
+  keys: list[tuple[str, str]]
+
+
+def pick_queries(log: list, mean: float, rng: np.random.Generator
+                 ) -> list[Query]:
+  """`mean` queries on average (the integer part, and one more with the
+  fraction's chance) from a search's network calls `log` (its
+  `query_log`): each a call drawn uniformly, then one of its leaf groups
+  uniformly."""
+  count = int(mean) + int(rng.random() < mean - int(mean))
+  if not log or count == 0:
+    return []
+  out = []
+  for c in rng.choice(len(log), count, replace=count > len(log)).tolist():
+    tree, nodes, data = log[c]
+    groups = leaf_network.components(data.keys)
+    g = groups[int(rng.integers(len(groups)))]
+    picked = [nodes[i] for i in g.tolist()]
+    out.append(Query(leaf_network.NodeData(
+        None if data.tensors is None else data.tensors[g], data.keys[g],
+        data.chance[g], data.reaches[g], data.actors[g],
+        [data.histories[i] for i in g.tolist()],
+        [tree.history_state(n) for n in picked]),
+        [tuple(tree.node_keys[n]) for n in picked]))
+  return out
+
+
+def solve_query(solver: AnchoredSearch, query: Query, simulations: int,
+                encoder) -> dict[str, np.ndarray] | None:
+  """`query` solved by `solver` (`AnchoredSearch.solve`) as an example:
+  the query's inputs, the solver's root values and its average policy at
+  each acting infostate; None where the query's beliefs weigh nothing.
+  The beliefs are the network's: the group's chance reaches and ranges
+  as encoded (a player whose histories all have reach 0 has a uniform
+  range there)."""
+  data = query.data
+  ex = leaf_network.encode_group(encoder, data, np.arange(len(query.keys)))
+  hist, r = ex["hist"], ex["range"].astype(np.float64)
+  weights = ex["weight"] * r[hist[:, 0]] * r[hist[:, 1]]
+  if not weights.sum() > 0:
+    return None
+  tree, _, _ = solver.solve(list(zip(data.states, query.keys, weights)),
+                            simulations)
+  roots = list(tree.roots)
+  _value_targets(ex, np.asarray(tree.node_values)[roots], encoder)
+  n = len(ex["mask"])
+  policy = np.zeros((n, encoder.num_actions), dtype=np.float32)
+  policy_mask = np.zeros(n, dtype=np.float32)
+  for i, node in enumerate(roots):
+    actor = int(data.actors[i])
+    if actor not in (0, 1) or tree.children[node] is None:
+      continue
+    token = ex["hist"][i, actor]
+    if policy_mask[token]:
+      continue
+    actions, average = tree.node_policy(node)
+    if np.sum(average) > 0:
+      policy[token, actions] = average
+      policy_mask[token] = 1.0
+  ex.update(policy_target=policy, policy_mask=policy_mask)
   return ex
 
 
@@ -106,6 +222,7 @@ class FogSelfPlay:
                native: bool = True):
     self.game = game
     self.net = net
+    config.validate()
     self.config = config
     self.rng = np.random.default_rng(config.seed)
     self.leaves = leaf_network.LeafNetwork(net)
@@ -118,8 +235,33 @@ class FogSelfPlay:
         AnchoredSearch(game, p, dataclasses.replace(
             anchored, seed=config.seed * 2 + p), native=native,
                        network=self.leaves) for p in (0, 1)]
+    # The query solver (its searches start afresh: `solve`).
+    self.solver = AnchoredSearch(
+        game, 0, dataclasses.replace(anchored, seed=config.seed * 2 + 2),
+        native=native, network=self.leaves)
     self.games = 0
     self.moves = 0
+    self.queries = 0
+    self.examples = 0
+
+  def _solve_queries(self, queries: list[Query]) -> list[dict]:
+    """Solves `queries` and the recursive ones they add, at most
+    `max_queries`; returns their examples."""
+    cfg = self.config
+    examples = []
+    solved = 0
+    while queries and solved < cfg.max_queries:
+      query = queries.pop()
+      self.solver.query_log = log = []
+      ex = solve_query(self.solver, query, cfg.solver_simulations,
+                       self.net.encoder)
+      self.solver.query_log = None
+      solved += 1
+      if ex is not None:
+        examples.append(ex)
+      queries += pick_queries(log, cfg.q_recursive, self.rng)
+    self.queries += solved
+    return examples
 
   def play(self) -> tuple[list[dict[str, np.ndarray]], float]:
     """One game: (its examples, player 0's return)."""
@@ -133,8 +275,14 @@ class FogSelfPlay:
         state.apply_action(int(self.rng.choice(outcomes, p=probs)))
         continue
       search = self.searches[state.current_player()]
+      search.query_log = log = [] if self.config.q_search > 0 else None
       result = search.search(state)
-      examples.append(root_example(search, self.net.encoder))
+      search.query_log = None
+      if self.config.root_examples:
+        examples.append(root_example(search, self.net.encoder))
+      if log:
+        examples += self._solve_queries(
+            pick_queries(log, self.config.q_search, self.rng))
       legal = state.legal_actions()
       if self.rng.random() < self.config.exploration:
         action = int(self.rng.choice(legal))
@@ -146,6 +294,7 @@ class FogSelfPlay:
                      if probs.sum() > 0 else self.rng.choice(actions))
       state.apply_action(action)
       self.moves += 1
+    self.examples += len(examples)
     self.games += 1
     return examples, float(state.returns()[0])
 
@@ -163,7 +312,8 @@ def train(selfplay: FogSelfPlay, seconds: float,
   replay: list[dict[str, np.ndarray]] = []
   start = time.monotonic()
   owed = 0.0
-  stats = {"games": 0, "moves": 0, "examples": 0, "steps": 0,
+  stats = {"games": 0, "moves": 0, "queries": 0, "examples": 0,
+           "steps": 0,
            "value_loss": float("nan"), "policy_loss": float("nan"),
            "learn_seconds": 0.0, "returns": 0.0}
   next_snapshot = snapshot_seconds if snapshot_seconds > 0 else None
@@ -175,6 +325,7 @@ def train(selfplay: FogSelfPlay, seconds: float,
     del replay[:max(0, len(replay) - cfg.replay_capacity)]
     stats["games"] += 1
     stats["moves"] = selfplay.moves
+    stats["queries"] = selfplay.queries
     stats["examples"] += len(examples)
     stats["returns"] += ret
     owed += cfg.replay_ratio * len(examples) / cfg.batch_size

@@ -24,6 +24,13 @@ At each decision `AnchoredSearch.search`:
 4. Kept: the tree, both players' average policies by key (the reaches of
    the next roots) and the node values (the next gadget's).
 
+`solve` is training's query solver (`algorithms/training/fog_of_war.py`):
+the same growth and CFR+ from given root histories under fixed beliefs,
+no gadget, the kept tree untouched.
+
+(The module runs past 600 lines: the root, the gadget, both engines' run
+loops and the solver share one object's state and random stream.)
+
 Our "other selves" (our infostates of the root other than I) are
 re-optimised (KLUSS); `freeze_other_selves` plays them at the previous
 search's policy (1-KLSS), an ablation.
@@ -173,6 +180,9 @@ class AnchoredSearch:
     self.config = config or AnchoredConfig()
     # A token CVPN valuing the leaves (leaf_network.py), else rollouts.
     self.network = network
+    # Where a list: each network call appends (tree, nodes, their
+    # `leaf_data`), the queries a trainer picks from.
+    self.query_log: list | None = None
     self.config.validate()
     self.game = game
     self.player = player
@@ -279,6 +289,21 @@ class AnchoredSearch:
       return n
     return -1
 
+  def _new_tree(self, rollouts: tuple[int, int]) -> HistoryTree:
+    """An empty tree on this search's engine, its leaves valued by the
+    network or by `rollouts` = (rollouts per leaf, max moves)."""
+    cfg = self.config
+    seed = int(self.rng.integers(1 << 31))
+    if self.native:
+      return NativeHistoryTree(
+          self.game, self.keys, rollouts[0], seed, rollouts[1],
+          cfg.predictive, cfg.averaging_power,
+          cfg.leaf_batch if self.network is not None else 0)
+    tree = HistoryTree(self.game, self.keys, rollouts[0], seed,
+                       rollouts[1], cfg.predictive)
+    tree.network_leaves = self.network is not None
+    return tree
+
   def _build(self, root: list[order2.RootHistory],
              groups: dict[str, list[int]], rollouts: tuple[int, int],
              value_by: float | None = None) -> tuple[HistoryTree, int]:
@@ -289,16 +314,7 @@ class AnchoredSearch:
     when they are expanded."""
     cfg = self.config
     me, opp = self.player, 1 - self.player
-    seed = int(self.rng.integers(1 << 31))
-    if self.native:
-      tree = NativeHistoryTree(
-          self.game, self.keys, rollouts[0], seed, rollouts[1],
-          cfg.predictive, cfg.averaging_power,
-          cfg.leaf_batch if self.network is not None else 0)
-    else:
-      tree = HistoryTree(self.game, self.keys, rollouts[0], seed,
-                         rollouts[1], cfg.predictive)
-      tree.network_leaves = self.network is not None
+    tree = self._new_tree(rollouts)
     old = self.tree
     if old is not None:
       for p, key, regrets in old.warm_rows():
@@ -448,6 +464,36 @@ class AnchoredSearch:
         tree.row_only(first)
     self._value_pending(tree)
     setup = time.monotonic() - start
+    sims, iterations = self._run(tree, deadline, cfg.simulations)
+    begin = time.monotonic()
+    result = self._finish(tree, root, groups, mine, kept, sims, iterations,
+                          time.monotonic() - start, setup)
+    self._finish_seconds = time.monotonic() - begin if self.native else 0.0
+    result.seconds = time.monotonic() - start
+    return result
+
+  def solve(self, roots: list[tuple[pyspiel.State, tuple[str, str], float]],
+            simulations: int) -> tuple[HistoryTree, int, int]:
+    """A query solver's search (SoG's QuerySolver): the subgame whose root
+    histories are `roots` [(state, keys, weight)], the weight each
+    history's chance reach times both players' reaches (the query's
+    beliefs, fixed: no gadget), grown by `simulations` simulations with
+    the leaves valued as `search` values them. The kept tree is neither
+    read nor replaced. Returns (the tree, simulations, iterations); the
+    tree's roots are `roots`, in order."""
+    cfg = self.config
+    tree = self._new_tree((cfg.rollouts, cfg.rollout_max_moves))
+    for state, keys, weight in roots:
+      tree.add_root(state, keys, float(weight))
+    self._value_pending(tree)
+    sims, iterations = self._run(tree, None, simulations)
+    return tree, sims, iterations
+
+  def _run(self, tree: HistoryTree, deadline: float | None,
+           simulations: int) -> tuple[int, int]:
+    """Growth and CFR+ on `tree` until `simulations` simulations (or
+    `deadline`): (simulations, iterations)."""
+    cfg = self.config
     if self.native:
       # (Under a deadline, the engine stops early by what reading its tree
       # took at the previous search.)
@@ -456,19 +502,14 @@ class AnchoredSearch:
       while True:
         # (Past the deadline, a run only ends the iteration owed.)
         left = (0 if stop is not None and time.monotonic() >= stop else
-                max(cfg.simulations - sims, 0))
+                max(simulations - sims, 0))
         counts = tree.run(left, cfg.expansions_per_update, stop,
                           cfg.max_nodes)
         sims, iterations, walks = (a + b for a, b in zip(
             (sims, iterations, walks), counts))
         if not self._value_pending(tree):
           break
-      begin = time.monotonic()
-      result = self._finish(tree, root, groups, mine, kept, sims, iterations,
-                            time.monotonic() - start, setup)
-      self._finish_seconds = time.monotonic() - begin
-      result.seconds = time.monotonic() - start
-      return result
+      return sims, iterations
     c = 1.0 if cfg.expansions_per_update == -1 else cfg.expansions_per_update
     root_p = np.asarray([tree.reach[n] for n in tree.roots])
     root_p = root_p / root_p.sum()
@@ -478,7 +519,7 @@ class AnchoredSearch:
       grow_start = time.monotonic()
       before = sims
       for _ in range(max(batch, sims // 10)):
-        if sims >= cfg.simulations or len(tree) >= cfg.max_nodes:
+        if sims >= simulations or len(tree) >= cfg.max_nodes:
           break
         walks += 1
         if self._simulate(tree, walks % 2, root_p, deadline):
@@ -502,14 +543,13 @@ class AnchoredSearch:
           now = time.monotonic()
           if now - cfr_start >= grown or now >= deadline:
             break
-      done = (sims >= cfg.simulations or len(tree) >= cfg.max_nodes or
-              walks > 20 * cfg.simulations)
+      done = (sims >= simulations or len(tree) >= cfg.max_nodes or
+              walks > 20 * simulations)
       if deadline is not None:
         done = done or time.monotonic() >= deadline
       if done:
         break
-    return self._finish(tree, root, groups, mine, kept, sims, iterations,
-                        time.monotonic() - start, setup)
+    return sims, iterations
 
   def _value_pending(self, tree) -> bool:
     """Values the leaves waiting for the network (one call); False where
@@ -521,6 +561,8 @@ class AnchoredSearch:
       return False
     data = tree.leaf_data(pending, states=self.network.needs_states(),
                           tensors=self.network.engine_tensors)
+    if self.query_log is not None:  # (training: the queries to pick from)
+      self.query_log.append((tree, pending, data))
     tree.set_leaf_values(pending, self.network.values(data))
     return True
 

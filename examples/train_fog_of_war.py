@@ -5,9 +5,11 @@ subgame (DESIGN.md sections 15 and 17).
         --checkpoint=/tmp/pttt.npz --snapshot_dir=/tmp/pttt_snaps
 
 Both players search the anchored subgame with the network at its leaves
-(`algorithms/training/fog_of_war.py`); each search's root is an example
-whose targets are the search's values of the infostates present and its
-policy at the searcher's infostate. Every --snapshot_minutes a copy of the
+(`algorithms/training/fog_of_war.py`). Examples: leaf groups the network
+was asked about (--q_search per search), each re-solved by a separate
+query solver search whose values and policies are its targets, and each
+search's root, whose targets are the search's values of the infostates
+present and its policy at the searcher's infostate. Every --snapshot_minutes a copy of the
 network goes to --snapshot_dir (min_MMM.npz) for the learning curve
 (`benchmarks/learning_curve.py`). Progress goes to stderr once a minute;
 --json prints a summary as the last line. Ctrl-C stops the run and writes

@@ -43,6 +43,15 @@ def _network(game, seed=0, width=16):
   return net
 
 
+def _game_value(game, iterations):
+  """The first player's value of `game` by OpenSpiel's CFR+."""
+  solver = pyspiel.CFRPlusSolver(game)
+  for _ in range(iterations):
+    solver.evaluate_and_update_policy()
+  return pyspiel.expected_returns(game.new_initial_state(),
+                                  solver.average_policy(), -1, True)[0]
+
+
 def _full_tree(tree_class, game, depth):
   """The tree of `game` expanded `depth` levels; returns (tree, the
   deepest level's nodes)."""
@@ -136,16 +145,11 @@ def test_a_network_trained_in_the_suite_moves_the_search_to_the_game_value(
   """Dark hex 2x2: OpenSpiel's CFR+ gives the first player's value (1: it
   wins). 600 games of self-play with the query solver (about 30 seconds;
   250 without it on the Python engine) on the anchored subgame train a
-  tiny
-  network whose values, at the leaves of a 2-simulation search, bring the
+  tiny network whose values, at the leaves of a 2-simulation search, bring the
   search's value at the root much nearer to it than the untrained
   network's; the trained checkpoint then plays through the sog bot."""
   game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")
-  solver = pyspiel.CFRPlusSolver(game)
-  for _ in range(200):
-    solver.evaluate_and_update_policy()
-  value = pyspiel.expected_returns(game.new_initial_state(),
-                                   solver.average_policy(), -1, True)[0]
+  value = _game_value(game, 200)
   assert value == pytest.approx(1.0, abs=1e-3)
   net = _network(game, seed=0, width=32)
   before = _root_value(game, leaf_network.LeafNetwork(net), native)
@@ -181,11 +185,7 @@ def test_the_query_solver_solves_a_whole_public_state_to_the_game_value(
   query's uniform ranges, are OpenSpiel's game value (CFR+'s, -1/18 for
   the first player); the acting player gets a policy target per card."""
   game = pyspiel.load_game("kuhn_poker")
-  solver_cfr = pyspiel.CFRPlusSolver(game)
-  for _ in range(300):
-    solver_cfr.evaluate_and_update_policy()
-  value = pyspiel.expected_returns(game.new_initial_state(),
-                                   solver_cfr.average_policy(), -1, True)[0]
+  value = _game_value(game, 300)
   assert value == pytest.approx(-1 / 18, abs=1e-3)
   net = _network(game, seed=2)
   tree, leaves = _full_tree(NativeHistoryTree if native else HistoryTree,

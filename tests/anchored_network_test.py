@@ -43,11 +43,18 @@ def _network(game, seed=0, width=16):
   return net
 
 
-def _game_value(game, iterations):
-  """The first player's value of `game` by OpenSpiel's CFR+."""
+def _cfr_solver(game, iterations):
+  """OpenSpiel's CFR+ on `game` (its average policy lives as long as it
+  does)."""
   solver = pyspiel.CFRPlusSolver(game)
   for _ in range(iterations):
     solver.evaluate_and_update_policy()
+  return solver
+
+
+def _game_value(game, iterations):
+  """The first player's value of `game` by OpenSpiel's CFR+."""
+  solver = _cfr_solver(game, iterations)
   return pyspiel.expected_returns(game.new_initial_state(),
                                   solver.average_policy(), -1, True)[0]
 
@@ -183,7 +190,9 @@ def test_the_query_solver_solves_a_whole_public_state_to_the_game_value(
   from those histories, an untrained network at its leaves) expands the
   game and its targets, averaged over each player's three cards under the
   query's uniform ranges, are OpenSpiel's game value (CFR+'s, -1/18 for
-  the first player); the acting player gets a policy target per card."""
+  the first player), and the first player's target for each card is
+  OpenSpiel's value of that card; the acting player gets a policy target
+  per card."""
   game = pyspiel.load_game("kuhn_poker")
   value = _game_value(game, 300)
   assert value == pytest.approx(-1 / 18, abs=1e-3)
@@ -204,6 +213,18 @@ def test_the_query_solver_solves_a_whole_public_state_to_the_game_value(
   for p, sign in ((0, 1.0), (1, -1.0)):
     mine = ex["player"] == p
     assert np.mean(targets[mine]) == pytest.approx(sign * value, abs=0.01)
+  # The first player's value of each card is the same in every
+  # equilibrium (the second player's strategy is unique): OpenSpiel's,
+  # from each deal under CFR+'s policy, against the solver's target of the
+  # token of that card's infostate.
+  cfr = _cfr_solver(game, 300)
+  policy = cfr.average_policy()
+  for i, (card, _) in enumerate(query.data.histories):
+    dealt = game.new_initial_state().child(card)
+    by_card = np.mean([pyspiel.expected_returns(
+        dealt.child(other), policy, -1, True)[0]
+        for other in range(3) if other != card])
+    assert targets[ex["hist"][i, 0]] == pytest.approx(by_card, abs=0.02)
   acting = ex["info"][:, 2] > 0
   assert acting.sum() == 3
   np.testing.assert_array_equal(ex["policy_mask"], acting.astype(np.float32))

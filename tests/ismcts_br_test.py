@@ -234,6 +234,12 @@ def test_sog_opponent_plays_as_the_registered_sog_bot(kuhn):
   one_update = [ib.make_opponent(
       kuhn, "sog(simulations=0,expansions_per_update=1,value_function=cvpn)",
       p) for p in range(2)]
+  # A bot string whose parameters name a file is a bot, not a policy file:
+  # here the shipped network that value_function=cvpn loads by itself.
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
+  named = [ib.make_opponent(kuhn, spec[:-1] + ",checkpoint=" +
+                            cvpn.shipped_checkpoint(kuhn) + ")", p)
+           for p in range(2)]
   far_from_uniform = 0
   states = get_all_states.get_all_states(
       kuhn, include_terminals=False, include_chance_states=False)
@@ -241,6 +247,7 @@ def test_sog_opponent_plays_as_the_registered_sog_bot(kuhn):
     p = state.current_player()
     want = _bots_policy(kuhn, bots, state)
     got = opponents[p].action_probabilities(state)
+    assert named[p].action_probabilities(state) == pytest.approx(got)
     for a in state.legal_actions():
       assert got.get(a, 0.0) == pytest.approx(want.get(a, 0.0), abs=1e-9), (
           state.history(), got, want)

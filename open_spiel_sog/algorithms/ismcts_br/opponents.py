@@ -283,6 +283,8 @@ _BOT_SPEC = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\(.*\))?$")
 
 
 def _looks_like_path(spec: str) -> bool:
+  if "(" in spec and _BOT_SPEC.match(spec) and not spec.endswith(".json"):
+    return False  # a bot string, whose parameters may name files
   return (spec.endswith(".json") or os.sep in spec or
           (os.altsep is not None and os.altsep in spec) or
           os.path.exists(spec))

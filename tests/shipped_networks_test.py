@@ -57,9 +57,9 @@ KUHN_SOG_BOUND = 0.0021
 # train_fog_of_war.py; docs/learning.md): game -> its first player's Nash
 # value (phantom_ttt 0.6667 and dark hex 3x3 1.0, from the literature:
 # ../shared/research/fog_of_war.md). The first search's value at the game's
-# root, 1,000 simulations, seeds 0-2, measured 2026-11-28: phantom_ttt 0.73
-# with the network, 0.13 untrained, 0.42 with rollouts; dark hex 0.96, 0.14
-# and 0.41.
+# root, 1,000 simulations, seeds 0-2, measured 2026-11-28: phantom_ttt 0.66
+# with the network trained with the query solver (0.69 with the one before
+# it), 0.13 untrained, 0.42 with rollouts; dark hex 0.96, 0.14 and 0.41.
 FOG_NASH_VALUE = {
     "phantom_ttt": 2 / 3,
     "dark_hex(num_rows=3,num_cols=3)": 1.0,

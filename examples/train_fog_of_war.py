@@ -9,8 +9,9 @@ Both players search the anchored subgame with the network at its leaves
 was asked about (--q_search per search), each re-solved by a separate
 query solver search whose values and policies are its targets, and each
 search's root, whose targets are the search's values of the infostates
-present and its policy at the searcher's infostate. Every --snapshot_minutes a copy of the
-network goes to --snapshot_dir (min_MMM.npz) for the learning curve
+present and its policy at the searcher's infostate. Every
+--snapshot_minutes a copy of the network goes to --snapshot_dir
+(min_MMM.npz) for the learning curve
 (`benchmarks/learning_curve.py`). Progress goes to stderr once a minute;
 --json prints a summary as the last line. Ctrl-C stops the run and writes
 the checkpoint. The sog bot uses the network with checkpoint=PATH (or, once

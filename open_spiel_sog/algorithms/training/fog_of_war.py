@@ -313,9 +313,8 @@ def train(selfplay: FogSelfPlay, seconds: float,
   start = time.monotonic()
   owed = 0.0
   stats = {"games": 0, "moves": 0, "queries": 0, "examples": 0,
-           "steps": 0,
-           "value_loss": float("nan"), "policy_loss": float("nan"),
-           "learn_seconds": 0.0, "returns": 0.0}
+           "steps": 0, "value_loss": float("nan"),
+           "policy_loss": float("nan"), "learn_seconds": 0.0, "returns": 0.0}
   next_snapshot = snapshot_seconds if snapshot_seconds > 0 else None
   rng = selfplay.rng
   while (time.monotonic() - start < seconds if games is None else
@@ -326,7 +325,7 @@ def train(selfplay: FogSelfPlay, seconds: float,
     stats["games"] += 1
     stats["moves"] = selfplay.moves
     stats["queries"] = selfplay.queries
-    stats["examples"] += len(examples)
+    stats["examples"] = selfplay.examples
     stats["returns"] += ret
     owed += cfg.replay_ratio * len(examples) / cfg.batch_size
     begin = time.monotonic()

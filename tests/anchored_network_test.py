@@ -103,7 +103,7 @@ def test_a_leaf_group_holding_a_whole_public_state_gets_its_values(
     ev_group = host.values(inputs)[0]
     ps, _ = observer.public_state_of(data.states[g[0]])
     assert len(ps.histories) == len(g)
-    leaf_of = {tuple(data.histories[i]): i for i in g}
+    leaf_of = {tuple(a for a in data.actions[i] if a >= 0): i for i in g}
     index = [leaf_of[tuple(h.history())] for h in ps.histories]
     ranges = [np.zeros(ps.num_infostates(p)) for p in (0, 1)]
     for j, i in enumerate(index):
@@ -219,7 +219,7 @@ def test_the_query_solver_solves_a_whole_public_state_to_the_game_value(
   # token of that card's infostate.
   cfr = _cfr_solver(game, 300)
   policy = cfr.average_policy()
-  for i, (card, _) in enumerate(query.data.histories):
+  for i, (card, _) in enumerate(query.data.actions[:, :2].tolist()):
     dealt = game.new_initial_state().child(card)
     by_card = np.mean([pyspiel.expected_returns(
         dealt.child(other), policy, -1, True)[0]

@@ -383,9 +383,10 @@ class HistoryEngine : public HistoryTree {
   // [n, 2, T], OpenSpiel's information_state_tensor where the game has
   // one, else each player's observation_tensor; both key ids [n, 2]; chance
   // reach, the root weight in [n]; each player's reach of its sequence
-  // under the current policy [n, 2]; the acting players, -1 at chance).
+  // under the current policy [n, 2]; the acting players, -1 at chance;
+  // the nodes' action sequences [n, L], padded with -1, L the longest).
   std::tuple<py::array_t<float>, py::array_t<int64_t>, py::array_t<double>,
-             py::array_t<double>, std::vector<int>>
+             py::array_t<double>, std::vector<int>, py::array_t<int64_t>>
   LeafData(const std::vector<int64_t>& nodes) {
     const bool info = game_->GetType().provides_information_state_tensor;
     const int64_t width = info ? game_->InformationStateTensorSize()
@@ -423,7 +424,20 @@ class HistoryEngine : public HistoryTree {
       c[i] = reach_[m];
       players.push_back(actor_[m] >= 0 ? actor_[m] : -1);
     }
-    return {tensors, keys, chance, reaches, players};
+    std::vector<std::vector<Action>> histories;
+    histories.reserve(nodes.size());
+    size_t length = 0;
+    for (int64_t m : nodes) {
+      histories.push_back(History(m));
+      length = std::max(length, histories.back().size());
+    }
+    py::array_t<int64_t> actions({n, static_cast<int64_t>(length)});
+    int64_t* a = actions.mutable_data();
+    std::fill(a, a + n * static_cast<int64_t>(length), int64_t{-1});
+    for (int64_t i = 0; i < n; ++i) {
+      std::copy(histories[i].begin(), histories[i].end(), a + i * length);
+    }
+    return {tensors, keys, chance, reaches, players, actions};
   }
 
   // Lets Python's signal handlers run (Ctrl-C raises KeyboardInterrupt

@@ -172,7 +172,7 @@ def pick_queries(log: list, mean: float, rng: np.random.Generator
     out.append(Query(leaf_network.NodeData(
         None if data.tensors is None else data.tensors[g], data.keys[g],
         data.chance[g], data.reaches[g], data.actors[g],
-        [data.histories[i] for i in g.tolist()],
+        data.actions[g],
         [tree.history_state(n) for n in picked]),
         [tuple(tree.node_keys[n]) for n in picked]))
   return out

@@ -39,6 +39,7 @@ from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.public_state import CHANCE
 from open_spiel_sog.public_state import HistoryKeys
 from open_spiel_sog.public_state import TERMINAL
+from open_spiel_sog.public_state.features import action_matrix
 
 ROOT = -1  # a sequence's row when it is a root sequence
 
@@ -507,7 +508,7 @@ class HistoryTree:
         np.asarray([self.reach[n] for n in nodes], dtype=np.float64),
         np.asarray(seq_reach, dtype=np.float64).reshape(-1, 2),
         np.asarray([max(self.actor[n], -1) for n in nodes], dtype=np.int64),
-        [self.history(n) for n in nodes], states)
+        action_matrix([self.history(n) for n in nodes]), states)
 
   # --- CFR+ -----------------------------------------------------------------
 

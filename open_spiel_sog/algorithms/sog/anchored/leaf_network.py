@@ -35,7 +35,6 @@ import pyspiel
 from open_spiel_sog.algorithms.networks.tokens import INFO_SIZE
 from open_spiel_sog.algorithms.sog.cvpn.tokens import EXTRA_PUBLIC
 from open_spiel_sog.algorithms.sog.cvpn.tokens import log_feature
-from open_spiel_sog.public_state.features import action_matrix
 
 
 class NodeData(NamedTuple):
@@ -48,7 +47,8 @@ class NodeData(NamedTuple):
     chance: [n] chance reach from the root, the root's weight in.
     reaches: [n, 2] each player's reach of its sequence (current policy).
     actors: [n] the acting player (-1 at chance).
-    histories: the nodes' action sequences.
+    actions: [n, L] int the nodes' action sequences, padded with -1
+      (`public_state.features.action_matrix`).
     states: the nodes' states (where `tensors` is None or the public
       features read a state), else None.
   """
@@ -57,7 +57,7 @@ class NodeData(NamedTuple):
   chance: np.ndarray
   reaches: np.ndarray
   actors: np.ndarray
-  histories: list[list[int]]
+  actions: np.ndarray
   states: list[pyspiel.State] | None
 
 
@@ -189,8 +189,7 @@ def encode_groups(encoder, data: NodeData, groups: Sequence[np.ndarray]
   head = encoder.public_size - EXTRA_PUBLIC
   features = encoder.features
   if features is not None and features.kind == "actions":
-    public[:, :head] = features.of_actions(
-        action_matrix([data.histories[int(k)] for k in leaves]), label, num)
+    public[:, :head] = features.of_actions(data.actions[leaves], label, num)
   elif features is not None:
     for b, g in enumerate(groups):
       public[b, :head] = features.of_histories(data.states[int(g[0])], None)

@@ -232,12 +232,12 @@ class NativeHistoryTree:
     del tensors
     from open_spiel_sog.algorithms.sog.anchored.leaf_network import NodeData  # pylint: disable=g-import-not-at-top
     nodes = list(nodes)
-    tensors, keys, chance, reaches, actors = self.engine.leaf_data(nodes)
+    tensors, keys, chance, reaches, actors, actions = self.engine.leaf_data(
+        nodes)
     engine = self.engine
     return NodeData(np.asarray(tensors), np.asarray(keys),
                     np.asarray(chance), np.asarray(reaches),
-                    np.asarray(actors, dtype=np.int64),
-                    [engine.history(n) for n in nodes],
+                    np.asarray(actors, dtype=np.int64), np.asarray(actions),
                     [engine.state(n) for n in nodes] if states else None)
 
   # --- Searching --------------------------------------------------------------

@@ -123,6 +123,31 @@ def test_a_leaf_group_holding_a_whole_public_state_gets_its_values(
       assert values[i] == pytest.approx(u_exact[j], abs=1e-5)
 
 
+def test_padded_groups_get_the_values_they_get_alone():
+  """A phase's groups of different sizes are padded to the largest and
+  valued in one call; the host leaves the padding out of the work
+  (`history_values(inputs, sizes)`): each group's history values are
+  those it gets alone, unpadded, and the padding's are 0."""
+  game = pyspiel.load_game("kuhn_poker")
+  net = _network(game, seed=5)
+  enc, host = net.encoder, net.host()
+  tree, leaves = _full_tree(HistoryTree, game, 3)
+  tree.iterate(1)
+  data = tree.leaf_data(leaves)
+  whole = leaf_network.components(data.keys)
+  groups = [whole[0][:2], whole[1], whole[0][2:3]]
+  sizes = [len(g) for g in groups]
+  inputs = leaf_network.encode_groups(enc, data, groups)
+  assert inputs["weight"].shape == (3, 6) and inputs["mask"].min() == 0
+  u = host.history_values(inputs, sizes)
+  np.testing.assert_allclose(u, np.where(
+      np.arange(6) < np.asarray(sizes)[:, None],
+      host.history_values(inputs), 0.0), atol=1e-6)
+  for b, g in enumerate(groups):
+    alone = host.history_values(leaf_network.encode_groups(enc, data, [g]))
+    np.testing.assert_allclose(u[b, :len(g)], alone[0], atol=1e-6)
+
+
 @pytest.mark.skipif(not _NATIVE, reason="needs the native shim")
 def test_both_trees_give_a_search_the_same_leaf_values():
   """The Python tree is the native engine's twin: the same tree, the same
@@ -376,3 +401,64 @@ def test_train_fog_of_war_writes_a_checkpoint_the_bot_uses(tmp_path):
         capture_output=True, text=True, check=False, timeout=300)
     assert refused.returncode != 0
     assert message in refused.stderr and "Traceback" not in refused.stderr
+
+
+def _provisional_tree(tree_class, game, keys):
+  if tree_class is HistoryTree:
+    tree = HistoryTree(game, keys, 1, 0)
+    tree.network_leaves = tree.provisional = True
+    return tree
+  return NativeHistoryTree(game, keys, 1, 0, leaf_batch=8, provisional=True)
+
+
+@pytest.mark.parametrize("tree_class", _TREES)
+def test_a_waiting_leaf_holds_its_parents_value(tree_class):
+  """Provisional values: the children of a leaf the network valued wait
+  for their own values holding the parent's (0.37), on both trees."""
+  game = pyspiel.load_game("kuhn_poker")
+  keys = HistoryKeys(game)
+  tree = _provisional_tree(tree_class, game, keys)
+  state = game.new_initial_state()
+  state.apply_action(0)
+  state.apply_action(1)
+  tree.add_root(state, keys.root(state), 1.0)
+  assert tree.pending_leaves() == [tree.roots[0]]
+  tree.set_leaf_values(tree.pending_leaves(), [0.37])
+  tree.expand(tree.roots[0])
+  children = list(tree.children[tree.roots[0]])
+  assert tree.pending_leaves() == children and len(children) == 2
+  np.testing.assert_allclose(tree.node_values[children], [0.37, 0.37])
+
+
+@pytest.mark.parametrize("native", [True, False] if _NATIVE else [False])
+def test_provisional_values_call_the_network_less_and_reach_the_game_value(
+    native):
+  """With provisional values CFR+ iterates while leaves wait, and the
+  network is called once `leaf_batch` leaves wait (and before the last
+  iteration), not once per iteration. A search from Kuhn poker's six
+  deals (the query solver's, `solve`) that grows the whole game (48
+  histories below them, fewer than a batch) calls it at most twice where
+  the default calls it at every phase, and iterates more than it calls.
+  Grown whole, the tree's leaves are terminal, and both searches reach
+  OpenSpiel's game value (-1/18) at the roots; no leaf waits after
+  either."""
+  game = pyspiel.load_game("kuhn_poker")
+  value = _game_value(game, 300)
+  deals, roots = _full_tree(HistoryTree, game, 2)
+  roots = [(deals.history_state(n), tuple(deals.node_keys[n]), 1.0 / 6)
+           for n in roots]
+  calls = {}
+  for provisional in (False, True):
+    net = leaf_network.LeafNetwork(_network(game, seed=2))
+    solver = AnchoredSearch(
+        game, 0, AnchoredConfig(leaf_batch=64, seed=0,
+                                provisional=provisional),
+        native=native, network=net)
+    tree, _, iterations = solver.solve(roots, 3000)
+    assert len(tree) == 54 and tree.pending_leaves() == []
+    assert np.mean(tree.node_values[tree.roots]) == pytest.approx(
+        value, abs=0.01), provisional
+    calls[provisional] = net.calls
+    if provisional:
+      assert net.calls <= 2 < iterations
+  assert calls[True] < calls[False]

@@ -269,24 +269,35 @@ class HostTokenNetwork:
                 layer["b"])
     return _relu(self._linear("trunk", x.reshape(b, n, -1)))
 
-  def history_values(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+  def history_values(self, inputs: dict[str, np.ndarray],
+                     sizes: np.ndarray | None = None) -> np.ndarray:
     """Each history's value u_h [B, Hh] (player 0's, utility-scale units):
-    the anchored subgame's leaf values (DESIGN.md section 17)."""
-    u, _, _, _ = self._histories(inputs)
+    the anchored subgame's leaf values (DESIGN.md section 17). `sizes`
+    [B]: each group's histories, the rest of its Hh padding, left out of
+    the work (their values 0)."""
+    u, _, _, _ = self._histories(inputs, sizes)
     return u.reshape(inputs["weight"].shape)
 
-  def _histories(self, inputs: dict[str, np.ndarray]):
-    """(u [B * Hh], embeddings e, context c, history features z)."""
+  def _histories(self, inputs: dict[str, np.ndarray],
+                 sizes: np.ndarray | None = None):
+    """(u [B * Hh], embeddings e, context c, history features z; z None
+    where `sizes` left the padding out). The per-token layers run on the
+    unmasked tokens only (a phase's groups are padded to the largest: in
+    phantom_ttt, 57% of the cells are tokens, 46% histories)."""
     tokens, info = inputs["tokens"], inputs["info"]
     mask, rng = inputs["mask"], inputs["range"]
     player = inputs["player"]
     hist, weight = inputs["hist"], inputs["weight"]
     b, n = mask.shape
     hh = weight.shape[1]
-    e = self._mlp("embed", np.concatenate(
-        [self._trunk(tokens), info], axis=-1).astype(np.float32))
-    e *= mask[..., None]
-    width = e.shape[-1]
+    real = mask.reshape(-1) > 0
+    e_real = self._mlp("embed", np.concatenate(
+        [self._trunk(tokens.reshape(1, b * n, -1)[:, real])[0],
+         info.reshape(b * n, -1)[real]], axis=-1).astype(np.float32))
+    width = e_real.shape[-1]
+    e = np.zeros((b * n, width), np.float32)
+    e[real] = e_real * mask.reshape(-1)[real, None]
+    e = e.reshape(b, n, width)
     g = self._mlp("public", inputs["public"].astype(np.float32))
     pooled = [np.einsum("bn,bnd->bd", rng * (player == p), e)
               for p in range(2)]
@@ -294,6 +305,14 @@ class HostTokenNetwork:
     flat = np.arange(b)[:, None] * n + hist.transpose(2, 0, 1)  # [2, B, Hh]
     e_flat = e.reshape(b * n, width)
     logw = np.log(np.maximum(weight, 1e-12))[..., None] / 10.0
+    if sizes is not None:
+      rows = np.arange(hh)[None, :] < np.asarray(sizes)[:, None]  # [B, Hh]
+      z = self._mlp("history", np.concatenate(
+          [e_flat[flat[0][rows]], e_flat[flat[1][rows]],
+           c[np.nonzero(rows)[0]], logw[rows].astype(np.float32)], axis=-1))
+      u = np.zeros(b * hh)
+      u[rows.reshape(-1)] = self._linear("value", z)[:, 0]
+      return u, e, c, None
     z = self._mlp("history", np.concatenate(
         [e_flat[flat[0]], e_flat[flat[1]],
          np.broadcast_to(c[:, None], (b, hh, width)),

@@ -239,7 +239,7 @@ class LeafNetwork:
       return np.zeros(0)
     groups = components(data.keys)
     inputs = encode_groups(self.encoder, data, groups)
-    u = self.net.host().history_values(inputs)
+    u = self.net.host().history_values(inputs, [len(g) for g in groups])
     out = np.zeros(len(data.keys))
     for b, g in enumerate(groups):
       out[g] = u[b, :len(g)]

@@ -97,7 +97,11 @@ class AnchoredConfig:
       iteration's) instead of CFR+.
     leaf_batch: with a network (`AnchoredSearch(network=...)`), the most
       new leaves valued by one network call (a phase's leaves are valued
-      before its CFR+ iteration, however few).
+      before its CFR+ iteration, however few, unless `provisional`).
+    provisional: with a network, a new leaf holds its parent's value
+      until the network's comes, and CFR+ iterations go on meanwhile: the
+      network is called once `leaf_batch` leaves wait (and at the
+      search's end, before its last iteration), not once per iteration.
     seed: the random stream's seed.
   """
   root_histories: int = 128
@@ -114,6 +118,7 @@ class AnchoredConfig:
   averaging_power: float = 1.0
   predictive: bool = False
   leaf_batch: int = 256
+  provisional: bool = False
   seed: int = 0
 
   def validate(self) -> None:
@@ -298,10 +303,12 @@ class AnchoredSearch:
       return NativeHistoryTree(
           self.game, self.keys, rollouts[0], seed, rollouts[1],
           cfg.predictive, cfg.averaging_power,
-          cfg.leaf_batch if self.network is not None else 0)
+          cfg.leaf_batch if self.network is not None else 0,
+          cfg.provisional)
     tree = HistoryTree(self.game, self.keys, rollouts[0], seed,
                        rollouts[1], cfg.predictive)
     tree.network_leaves = self.network is not None
+    tree.provisional = cfg.provisional
     return tree
 
   def _build(self, root: list[order2.RootHistory],
@@ -526,7 +533,13 @@ class AnchoredSearch:
           sims += 1
         if deadline is not None and time.monotonic() >= deadline:
           break
-      self._value_pending(tree)
+      finishing = (sims >= simulations or len(tree) >= cfg.max_nodes or
+                   walks > 20 * simulations or (
+                       deadline is not None and
+                       time.monotonic() >= deadline))
+      if (not cfg.provisional or finishing or
+          len(tree.pending_leaves()) >= cfg.leaf_batch):
+        self._value_pending(tree)
       grown = time.monotonic() - grow_start
       cfr_start = time.monotonic()
       # Untimed, a count (the same search in every process); timed, as
@@ -549,6 +562,10 @@ class AnchoredSearch:
         done = done or time.monotonic() >= deadline
       if done:
         break
+    # (Provisional values: the last iteration reads the network's.)
+    if self._value_pending(tree):
+      iterations += 1
+      tree.iterate(iterations, cfg.averaging_power)
     return sims, iterations
 
   def _value_pending(self, tree) -> bool:

@@ -22,7 +22,7 @@ the CFR+ iterations of a first search of --anchored_seconds at the first
 decision (past any chance draws at the start, drawn from --seed; medians
 of --repeats, each with its own seed) and the native/python ratios, its
 leaves valued by --anchored_value_function (rollouts by default; `auto`
-takes a network shipped for the game).
+takes a network shipped for the game), with --anchored_params.
 """
 
 import json
@@ -56,6 +56,10 @@ _ANCHORED_VALUES = flags.DEFINE_string(
     "anchored_value_function", "rollout",
     "value_function of those searches (rollout: random rollouts, the "
     "engines' own work; auto: a network shipped for the game, if any).")
+_ANCHORED_PARAMS = flags.DEFINE_string(
+    "anchored_params", "",
+    "More sog parameters of those searches, comma-separated (e.g. "
+    "provisional_values=true).")
 _SOG_PARAMS = flags.DEFINE_string(
     "sog_params", "value_function=rollout,rollouts=1",
     "Other sog parameters, 'name=value,...' (default: one rollout per leaf, "
@@ -132,14 +136,17 @@ def measure_anchored(game_string: str) -> dict:
   # Mr. X start; `positions` draws them from --seed.)
   start = positions(game, 1, _SEED.value)[0]
   out = {"game": game_string, "seconds": _ANCHORED_SECONDS.value,
-         "value_function": _ANCHORED_VALUES.value}
+         "value_function": _ANCHORED_VALUES.value,
+         "params": _ANCHORED_PARAMS.value}
   for engine in ("python", "native"):
     nodes, iterations, sims, took = [], [], [], []
     for rep in range(_REPEATS.value):
       bot = pyspiel.load_bot(
           f"sog(subgame=anchored,engine={engine},seed={rep},"
           f"value_function={_ANCHORED_VALUES.value},"
-          f"time_limit={_ANCHORED_SECONDS.value})", game,
+          f"time_limit={_ANCHORED_SECONDS.value}"
+          f"{',' + _ANCHORED_PARAMS.value if _ANCHORED_PARAMS.value else ''})",
+          game,
           start.current_player())
       begin = time.perf_counter()
       bot.step(start)

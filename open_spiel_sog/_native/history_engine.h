@@ -297,8 +297,6 @@ class HistoryEngine : public HistoryTree {
                                seconds > 0 ? seconds : 0.0));
     auto past = [&]() { return seconds > 0 && Clock::now() >= deadline; };
     const bool paced = expansions_per_update <= 0;
-    const bool provisional =
-        config_.provisional && config_.growth == "anchored";
     const int64_t limit = simulations < 0 ? INT64_MAX : simulations;
     int64_t sims = 0, iterations = 0, walks = 0;
     auto owed = [&]() -> int64_t {
@@ -322,12 +320,8 @@ class HistoryEngine : public HistoryTree {
         updates = std::max<int64_t>(updates, 1);
       }
       // (An iteration reads every leaf's value: the phase's leaves are
-      // valued first, and the next call runs it; with provisional values,
-      // only the last iteration waits for them.)
-      if (updates > 0 && !pending_.empty() &&
-          (done || !provisional)) {
-        break;
-      }
+      // valued first, and the next call runs it.)
+      if (updates > 0 && !pending_.empty()) break;
       for (int64_t i = 0; i < updates; ++i) {
         Iterate();
         ++iterations;
@@ -734,7 +728,6 @@ inline void Define(py::module_& m) {
       .def_readwrite("utility_range", &Config::utility_range)
       .def_readwrite("network_leaves", &Config::network_leaves)
       .def_readwrite("leaf_batch", &Config::leaf_batch)
-      .def_readwrite("provisional", &Config::provisional)
       .def_readwrite("seed", &Config::seed);
   py::class_<HistoryEngine>(m, "HistoryEngine")
       .def(py::init<std::shared_ptr<const open_spiel::Game>, Config>(),

@@ -192,12 +192,6 @@ struct Config {
   // wait (a larger batch asks the network less often; later walks of the
   // batch see its leaves' visits but not yet their values).
   int64_t leaf_batch = 1;
-  // Anchored growth with network leaves: a waiting leaf holds its parent's
-  // value (the network's, or the parent's own provisional one) and CFR+
-  // iterations go on meanwhile; a run returns once `leaf_batch` leaves
-  // wait, or at its end. False: no iteration reads a waiting leaf (each
-  // update phase's leaves are valued before its iteration).
-  bool provisional = false;
   uint64_t seed = 0;
 };
 
@@ -618,13 +612,7 @@ class HistoryTree {
       value = state->Returns()[0];
     } else if (std::isnan(value)) {
       if (config_.network_leaves) {
-        // (Until set_leaf_values.)
-        const bool provisional =
-            config_.provisional && config_.growth == "anchored";
-        value = provisional && parent >= 0 ? value_[parent] : 0.0;
-        // (Paced phases count a leaf the network values as about what a
-        // leaf's rollouts play, so that CFR+ keeps its share.)
-        if (provisional) work_ += kNetworkLeafWork;
+        value = 0.0;  // until set_leaf_values
         pending_.push_back(n);
       } else {
         value = Rollout(*state);
@@ -854,9 +842,6 @@ class HistoryTree {
   int64_t kept_for_ = -1;
   int kept_actor_ = -1;
   int64_t work_ = 0;  // actions played and walk steps in this phase
-  // A leaf valued by a network, in actions of work (phantom_ttt: about 5
-  // us a leaf, as two random rollouts of about 5 actions each take).
-  static constexpr int64_t kNetworkLeafWork = 10;
 };
 
 }  // namespace history_engine

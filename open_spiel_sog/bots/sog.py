@@ -23,8 +23,7 @@ Parameters (all optional; see `SoGConfig` for the meaning of each):
   search_opponent_nodes, exact_tolerance, exact_max_iterations, rollouts,
   checkpoint, time_limit, infostates, max_histories, policy_threshold,
   subgame, root_histories, order2_histories, gadget, freeze_other_selves,
-  purify, leaf_rollouts, engine, puct_values, leaf_batch,
-  provisional_values.
+  purify, leaf_rollouts, engine, puct_values, leaf_batch.
 
 Perfect-information games of C++ states are searched by the native history
 engine (`algorithms/sog/engine.py`, DESIGN.md section 16): GT-CFR over a
@@ -190,11 +189,6 @@ class SoGConfig:
       CVPN at the anchored subgame's leaves: at most this many leaves per
       network call, a phase's leaves at least; -1 (auto): 256 (in
       phantom_ttt at 0.2 s a move, about twice the simulations of 64).
-    provisional_values: with a token CVPN at the anchored subgame's
-      leaves: a new leaf holds its parent's value until the network's
-      comes, CFR+ iterations go on meanwhile, and the network is called
-      once `leaf_batch` leaves wait (and before the search's last
-      iteration) rather than once per iteration (docs/learning.md).
     policy_threshold: the bot plays (and `get_policy` gives) the searched
       policy with the actions below this probability dropped and the rest
       renormalised, the largest always kept (thresholding: Ganzfried and
@@ -232,7 +226,6 @@ class SoGConfig:
   engine: str = "auto"
   puct_values: str = "backed_up"
   leaf_batch: int = -1
-  provisional_values: bool = False
 
   # simulations=-1 (auto): the count without a time limit, and the cap
   # (out of reach) that leaves a time-limited search to the clock.
@@ -390,7 +383,6 @@ def anchored_config(config: SoGConfig) -> anchored.AnchoredConfig:
       expansions_per_update=config.expansions_per_update,
       rollouts=config.leaf_rollouts,
       leaf_batch=config.leaf_batch if config.leaf_batch > 0 else 256,
-      provisional=config.provisional_values,
       averaging_power=config.averaging_power, seed=config.seed)
 
 

@@ -169,11 +169,9 @@ class HistoryTree:
     self._reach_mirror = np.zeros(0)
     self._value_mirror = np.zeros(0)
     self._leaf_mirror = np.zeros(0, dtype=bool)
-    # Network leaves (the engine's hook): new leaves wait, valued 0 (or,
-    # `provisional`, at their parent's value), in `pending` until
-    # `set_leaf_values`.
+    # Network leaves (the engine's hook): new leaves wait, valued 0, in
+    # `pending` until `set_leaf_values`.
     self.network_leaves = False
-    self.provisional = False
     self.pending: list[int] = []
     self._key_ids: dict[str, int] = {}
 
@@ -206,9 +204,7 @@ class HistoryTree:
       if actor == TERMINAL:
         value = state.returns()[0]
       elif self.network_leaves:
-        # (Until set_leaf_values.)
-        value = (self.value[parent] if self.provisional and parent >= 0
-                 else 0.0)
+        value = 0.0  # until set_leaf_values
         self.pending.append(n)
       else:
         value = self._rollout_value(state)

@@ -46,14 +46,12 @@ class NativeHistoryTree:
 
   def __init__(self, game: pyspiel.Game, keys: HistoryKeys, rollouts: int,
                seed: int, max_moves: int = 0, predictive: bool = False,
-               averaging_power: float = 1.0, leaf_batch: int = 0,
-               provisional: bool = False):
+               averaging_power: float = 1.0, leaf_batch: int = 0):
     shim = engine_lib.native_module()
     config = shim.HistoryEngineConfig()
     # (leaf_batch > 0: new leaves wait for a network, `leaf_batch` a run.)
     config.network_leaves = leaf_batch > 0
     config.leaf_batch = max(int(leaf_batch), 1)
-    config.provisional = bool(provisional)
     config.growth = "anchored"
     config.keys = keys.source
     config.rollouts = int(rollouts)

@@ -97,11 +97,7 @@ class AnchoredConfig:
       iteration's) instead of CFR+.
     leaf_batch: with a network (`AnchoredSearch(network=...)`), the most
       new leaves valued by one network call (a phase's leaves are valued
-      before its CFR+ iteration, however few, unless `provisional`).
-    provisional: with a network, a new leaf holds its parent's value
-      until the network's comes, and CFR+ iterations go on meanwhile: the
-      network is called once `leaf_batch` leaves wait (and at the
-      search's end, before its last iteration), not once per iteration.
+      before its CFR+ iteration, however few).
     seed: the random stream's seed.
   """
   root_histories: int = 128
@@ -118,7 +114,6 @@ class AnchoredConfig:
   averaging_power: float = 1.0
   predictive: bool = False
   leaf_batch: int = 256
-  provisional: bool = False
   seed: int = 0
 
   def validate(self) -> None:
@@ -303,12 +298,10 @@ class AnchoredSearch:
       return NativeHistoryTree(
           self.game, self.keys, rollouts[0], seed, rollouts[1],
           cfg.predictive, cfg.averaging_power,
-          cfg.leaf_batch if self.network is not None else 0,
-          cfg.provisional)
+          cfg.leaf_batch if self.network is not None else 0)
     tree = HistoryTree(self.game, self.keys, rollouts[0], seed,
                        rollouts[1], cfg.predictive)
     tree.network_leaves = self.network is not None
-    tree.provisional = cfg.provisional
     return tree
 
   def _build(self, root: list[order2.RootHistory],
@@ -533,13 +526,7 @@ class AnchoredSearch:
           sims += 1
         if deadline is not None and time.monotonic() >= deadline:
           break
-      finishing = (sims >= simulations or len(tree) >= cfg.max_nodes or
-                   walks > 20 * simulations or (
-                       deadline is not None and
-                       time.monotonic() >= deadline))
-      if (not cfg.provisional or finishing or
-          len(tree.pending_leaves()) >= cfg.leaf_batch):
-        self._value_pending(tree)
+      self._value_pending(tree)
       grown = time.monotonic() - grow_start
       cfr_start = time.monotonic()
       # Untimed, a count (the same search in every process); timed, as
@@ -562,10 +549,6 @@ class AnchoredSearch:
         done = done or time.monotonic() >= deadline
       if done:
         break
-    # (Provisional values: the last iteration reads the network's.)
-    if self._value_pending(tree):
-      iterations += 1
-      tree.iterate(iterations, cfg.averaging_power)
     return sims, iterations
 
   def _value_pending(self, tree) -> bool:

@@ -18,7 +18,8 @@ few expansions) are valued by one network call. Where they form many small
 groups (an expansion's children share the opponent's infostate but not
 each other's), the groups are padded to the largest group's tokens and
 histories and stacked along the batch axis: one call per phase however
-many groups.
+many groups (the host network's per-token and per-history layers leave
+the padding out).
 
 `encode_group` also serves training (`algorithms/training/fog_of_war.py`):
 the search's root histories form a group the same way, so the network

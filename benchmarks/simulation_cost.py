@@ -56,6 +56,10 @@ _ANCHORED_VALUES = flags.DEFINE_string(
     "anchored_value_function", "rollout",
     "value_function of those searches (rollout: random rollouts, the "
     "engines' own work; auto: a network shipped for the game, if any).")
+_ANCHORED_ENGINES = flags.DEFINE_list(
+    "anchored_engines", ["python", "native"],
+    "Engines of those searches (the ratios need both; a game of Python "
+    "states, such as scotland_yard, has only the Python one).")
 _ANCHORED_PARAMS = flags.DEFINE_string(
     "anchored_params", "",
     "More sog parameters of those searches, comma-separated (e.g. "
@@ -138,7 +142,10 @@ def measure_anchored(game_string: str) -> dict:
   out = {"game": game_string, "seconds": _ANCHORED_SECONDS.value,
          "value_function": _ANCHORED_VALUES.value,
          "params": _ANCHORED_PARAMS.value}
-  for engine in ("python", "native"):
+  for engine in _ANCHORED_ENGINES.value:
+    if engine not in ("python", "native"):
+      raise ValueError(f"--anchored_engines takes python and native, got "
+                       f"{engine!r}")
     nodes, iterations, sims, took = [], [], [], []
     for rep in range(_REPEATS.value):
       bot = pyspiel.load_bot(
@@ -159,10 +166,11 @@ def measure_anchored(game_string: str) -> dict:
                    "iterations": statistics.median(iterations),
                    "simulations": statistics.median(sims),
                    "seconds": statistics.median(took)}
-  out["histories_ratio"] = (out["native"]["histories"] /
-                            out["python"]["histories"])
-  out["iterations_ratio"] = (out["native"]["iterations"] /
-                             out["python"]["iterations"])
+  if "native" in out and "python" in out:
+    out["histories_ratio"] = (out["native"]["histories"] /
+                              out["python"]["histories"])
+    out["iterations_ratio"] = (out["native"]["iterations"] /
+                               out["python"]["iterations"])
   return out
 
 
@@ -181,16 +189,16 @@ def main(argv):
   for game_string in [g for g in _ANCHORED.value.split(";") if g]:
     row = measure_anchored(game_string)
     anchored.append(row)
+    parts = [f"{row[e]['histories']:.0f} histories after "
+             f"{row[e]['simulations']:.0f} simulations and "
+             f"{row[e]['iterations']:.0f} CFR+ iterations on the {e} engine"
+             for e in _ANCHORED_ENGINES.value]
+    ratios = (f" (ratios {row['histories_ratio']:.1f} and "
+              f"{row['iterations_ratio']:.1f})"
+              if "histories_ratio" in row else "")
     print(f"{game_string}: a {row['seconds']:g} s anchored search "
           f"(value_function={row['value_function']}) holds "
-          f"{row['native']['histories']:.0f} histories after "
-          f"{row['native']['simulations']:.0f} simulations and "
-          f"{row['native']['iterations']:.0f} CFR+ iterations on the native "
-          f"engine, {row['python']['histories']:.0f} after "
-          f"{row['python']['simulations']:.0f} and "
-          f"{row['python']['iterations']:.0f} on the Python one (ratios "
-          f"{row['histories_ratio']:.1f} and {row['iterations_ratio']:.1f})",
-          flush=True)
+          f"{', '.join(parts)}{ratios}", flush=True)
   if _JSON.value:
     print(json.dumps({"sog_params": _SOG_PARAMS.value, "rows": rows,
                       "anchored": anchored}))

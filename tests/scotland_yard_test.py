@@ -39,6 +39,7 @@ from open_spiel.python.observation import make_observation
 
 import open_spiel_sog  # pylint: disable=unused-import  (registers the game)
 from open_spiel_sog.games import scotland_yard
+from open_spiel_sog.games.scotland_yard.maps import FERRY
 from open_spiel_sog.public_state import check_public_states
 
 GLASSES3 = "scotland_yard(map=glasses,max_rounds=3)"
@@ -619,6 +620,62 @@ def test_detectives_cannot_move_onto_each_other(game_on):
   assert names(state) == ["taxi to 5"]  # D1 on 1; 2 holds D2
   play(state, "taxi to 5")
   assert names(state) == ["taxi to 1", "taxi to 3"]  # D2 on 2, 1 is free now
+
+
+def test_detective_moves_follow_the_rules_on_london():
+  """Over random London games, each detective's moves (precomputed edges,
+  the rollouts' hot path) are exactly the rules' set: a non-ferry edge
+  from its station, a ticket for that transport, no other detective at
+  the end; `detective_can_move` says whether there is one."""
+  game = pyspiel.load_game("scotland_yard(map=london)")
+  rng = random.Random(7)
+  seen = stuck = 0
+  for _ in range(40):
+    state = game.new_initial_state()
+    while not state.is_terminal():
+      if state.is_chance_node():
+        state.apply_action(rng.choice(state.legal_actions()))
+        continue
+      rules, dets = state.rules, state.detectives
+      tickets = state.detective_tickets
+      n = rules.num_stations
+      for k in range(rules.num_detectives):
+        expected = sorted({t * n + j for j, t in rules.adjacency[dets[k]]
+                           if t != FERRY and tickets[k][t] > 0 and
+                           j not in dets[:k] + dets[k + 1:]})
+        assert rules.detective_moves(k, dets, tickets) == expected
+        assert rules.detective_can_move(k, dets, tickets) == bool(expected)
+        seen += 1
+        stuck += not expected
+      state.apply_action(rng.choice(state.legal_actions()))
+  assert seen > 5000 and stuck > 0
+
+
+def test_strings_extended_from_a_parents_are_the_replayed_ones():
+  """A state's perfect-recall strings are kept and a child's (made by a
+  clone, as the searches make them) extends its parent's: over random
+  London games, for both players and the public observer, they equal the
+  strings of a fresh replay of the history, computed whole."""
+  game = pyspiel.load_game("scotland_yard(map=london)")
+  public = make_observation(game, pyspiel.IIGObservationType(
+      perfect_recall=True, public_info=True,
+      private_info=pyspiel.PrivateInfoType.NONE))
+  rng = random.Random(3)
+  compared = 0
+  for _ in range(5):
+    state = game.new_initial_state()
+    while not state.is_terminal():
+      replay = game.new_initial_state()
+      for a in state.history():
+        replay.apply_action(a)
+      for p in (0, 1):
+        assert state.information_state_string(p) == (
+            replay.information_state_string(p))
+      assert public.string_from(state, 0) == public.string_from(replay, 0)
+      compared += 1
+      actions = state.legal_actions()
+      state = state.child(actions[rng.randrange(len(actions))])
+  assert compared > 100
 
 
 def test_mrx_without_a_ticket_loses(game_on):

@@ -20,6 +20,7 @@ from open_spiel_sog.games.scotland_yard.rules import MRX_STUCK
 from open_spiel_sog.games.scotland_yard.rules import MRX_WINS
 from open_spiel_sog.games.scotland_yard.rules import ONGOING
 from open_spiel_sog.games.scotland_yard.rules import Rules
+from open_spiel_sog.games.scotland_yard.rules import SharedTuple
 from open_spiel_sog.games.scotland_yard.rules import split_list
 from open_spiel_sog.games.scotland_yard.rules import SURVIVED
 
@@ -167,13 +168,15 @@ class ScotlandYardState(pyspiel.State):
     rules = game.rules
     self.rules = rules
     self.mrx = -1 if rules.chance else rules.mrx_start[0]
-    self.detectives = rules.detective_starts
-    self.detective_tickets = (rules.detective_tickets,) * rules.num_detectives
-    self.mrx_tickets = rules.mrx_tickets
+    self.detectives = SharedTuple(rules.detective_starts)
+    self.detective_tickets = SharedTuple(
+        (rules.detective_tickets,) * rules.num_detectives)
+    self.mrx_tickets = SharedTuple(rules.mrx_tickets)
     self.doubles = rules.doubles
     # Travel log: (ticket, revealed station or -1, part of a double move).
-    self.log: tuple[tuple[int, int, bool], ...] = ()
-    self.path: tuple[int, ...] = () if rules.chance else (self.mrx,)
+    self.log: tuple[tuple[int, int, bool], ...] = SharedTuple()
+    self.path: tuple[int, ...] = SharedTuple(
+        () if rules.chance else (self.mrx,))
     # Whose turn: -1 chance, 0 Mr. X, 1 + k detective k; pending Mr. X moves.
     self.turn = -1 if rules.chance else 0
     self.pending = 1
@@ -181,7 +184,7 @@ class ScotlandYardState(pyspiel.State):
     self.outcome = ONGOING
     # Public and private record: ("start", s) | ("double",) |
     # ("x", ticket, dest, revealed) | ("d", k, ticket, dest) | ("end", outcome)
-    self.events: tuple[tuple, ...] = ()
+    self.events: tuple[tuple, ...] = SharedTuple()
 
   # --- OpenSpiel API ---------------------------------------------------------
 
@@ -226,8 +229,8 @@ class ScotlandYardState(pyspiel.State):
     n = rules.num_stations
     if self.turn == -1:
       self.mrx = action
-      self.path = (action,)
-      self.events += (("start", action),)
+      self.path = SharedTuple((action,))
+      self.events = SharedTuple((*self.events, ("start", action)))
       self._start_mrx_turn()
       return
     if self.turn == 0:
@@ -235,18 +238,18 @@ class ScotlandYardState(pyspiel.State):
         self.doubles -= 1
         self.pending = 2
         self.in_double = True
-        self.events += (("double",),)
+        self.events = SharedTuple((*self.events, ("double",)))
         return
       ticket, dest = divmod(action, n)
       tickets = list(self.mrx_tickets)
       tickets[ticket] -= 1
-      self.mrx_tickets = tuple(tickets)
+      self.mrx_tickets = SharedTuple(tickets)
       self.mrx = dest
       entry = len(self.log) + 1
       revealed = dest if entry in rules.reveal_rounds else -1
-      self.log += ((ticket, revealed, self.in_double),)
-      self.path += (dest,)
-      self.events += (("x", ticket, dest, revealed),)
+      self.log = SharedTuple((*self.log, (ticket, revealed, self.in_double)))
+      self.path = SharedTuple((*self.path, dest))
+      self.events = SharedTuple((*self.events, ("x", ticket, dest, revealed)))
       self.pending -= 1
       if self.pending > 0:
         if not rules.mrx_moves(self.mrx, self.mrx_tickets, self.detectives):
@@ -259,15 +262,17 @@ class ScotlandYardState(pyspiel.State):
     ticket, dest = divmod(action, n)
     positions = list(self.detectives)
     positions[k] = dest
-    self.detectives = tuple(positions)
-    tickets = [list(t) for t in self.detective_tickets]
-    tickets[k][ticket] -= 1
-    self.detective_tickets = tuple(tuple(t) for t in tickets)
+    self.detectives = SharedTuple(positions)
+    own = list(self.detective_tickets[k])
+    own[ticket] -= 1
+    tickets = list(self.detective_tickets)
+    tickets[k] = tuple(own)
+    self.detective_tickets = SharedTuple(tickets)
     if rules.tickets_to_mrx:
       mrx_tickets = list(self.mrx_tickets)
       mrx_tickets[ticket] += 1
-      self.mrx_tickets = tuple(mrx_tickets)
-    self.events += (("d", k, ticket, dest),)
+      self.mrx_tickets = SharedTuple(mrx_tickets)
+    self.events = SharedTuple((*self.events, ("d", k, ticket, dest)))
     if dest == self.mrx:
       self._end(CAUGHT)
       return
@@ -275,7 +280,7 @@ class ScotlandYardState(pyspiel.State):
 
   def _end(self, outcome: int) -> None:
     self.outcome = outcome
-    self.events += (("end", outcome),)
+    self.events = SharedTuple((*self.events, ("end", outcome)))
 
   def _start_mrx_turn(self) -> None:
     self.turn = 0
@@ -285,7 +290,8 @@ class ScotlandYardState(pyspiel.State):
 
   def _start_detectives_turn(self) -> None:
     rules = self.rules
-    if not any(rules.detective_moves(k, self.detectives, self.detective_tickets)
+    if not any(rules.detective_can_move(k, self.detectives,
+                                        self.detective_tickets)
                for k in range(rules.num_detectives)):
       self._end(DETECTIVES_STUCK)
       return
@@ -294,7 +300,7 @@ class ScotlandYardState(pyspiel.State):
   def _next_detective(self, k: int) -> None:
     rules = self.rules
     while k < rules.num_detectives:
-      if rules.detective_moves(k, self.detectives, self.detective_tickets):
+      if rules.detective_can_move(k, self.detectives, self.detective_tickets):
         self.turn = 1 + k
         return
       k += 1

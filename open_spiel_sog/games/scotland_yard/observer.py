@@ -13,6 +13,7 @@ from open_spiel_sog.games.scotland_yard.rules import MRX_WINS
 from open_spiel_sog.games.scotland_yard.rules import ONGOING
 from open_spiel_sog.games.scotland_yard.rules import OUTCOME_TEXT
 from open_spiel_sog.games.scotland_yard.rules import Rules
+from open_spiel_sog.games.scotland_yard.rules import SharedTuple
 
 
 def _event_string(rules: Rules, event: tuple, show_mrx: bool) -> str:
@@ -37,15 +38,25 @@ def _event_string(rules: Rules, event: tuple, show_mrx: bool) -> str:
 
 def _history_string(state: pyspiel.State, public: bool, mrx: bool) -> str:
   """Perfect-recall string: the set-up, then the public (and, with `mrx`,
-  Mr. X's private) record."""
+  Mr. X's private) record. Kept on the state for its events so far
+  (`_strings`: (public, mrx, events, text) rows), so that a child's string
+  extends its parent's (a state's events only grow, and clones share the
+  rows: `SharedTuple`)."""
   rules = state.rules
-  parts = []
-  if public:
-    parts.append("D@" + "/".join(str(rules.label(s))
-                                 for s in rules.detective_starts))
-    if not rules.chance:
-      parts.append(f"X@{rules.label(rules.mrx_start[0])}")
-  for event in state.events:
+  events = state.events
+  cached = state.__dict__.get("_strings", ())
+  start, parts = 0, []
+  for row in cached:
+    if row[0] == public and row[1] == mrx and row[2] <= len(events):
+      start, parts = row[2], ([row[3]] if row[3] else [])
+      break
+  else:
+    if public:
+      parts.append("D@" + "/".join(str(rules.label(s))
+                                   for s in rules.detective_starts))
+      if not rules.chance:
+        parts.append(f"X@{rules.label(rules.mrx_start[0])}")
+  for event in events[start:]:
     if event[0] in ("d", "double", "end") and not public:
       continue
     if event[0] == "x" and not public and not mrx:
@@ -53,7 +64,11 @@ def _history_string(state: pyspiel.State, public: bool, mrx: bool) -> str:
     if event[0] == "start" and not (mrx or public):
       continue
     parts.append(_event_string(rules, event, mrx))
-  return " ".join(parts)
+  text = " ".join(parts)
+  state._strings = SharedTuple(  # pylint: disable=protected-access
+      [(public, mrx, len(events), text)] +
+      [row for row in cached if row[0] != public or row[1] != mrx])
+  return text
 
 
 def _to_move(state: pyspiel.State) -> str:

@@ -25,6 +25,18 @@ def split_list(text: str) -> list[str]:
   return [p for p in re.split(r"[\s/;]+", str(text).strip().strip("'\"")) if p]
 
 
+class SharedTuple(tuple):
+  """A tuple that `copy.deepcopy` shares. pyspiel clones a Python state by
+  deep-copying each of its attributes, and a state's tuples are replaced,
+  never changed in place, so a clone may share them: deep-copying London's
+  record of events took most of an anchored search's time (its root
+  histories are drawn by walking clones)."""
+  __slots__ = ()
+
+  def __deepcopy__(self, memo):
+    return self
+
+
 class Rules:
   """The resolved set-up of one game: map, starts, tickets, rounds.
 
@@ -118,6 +130,11 @@ class Rules:
       adjacency[a].append((b, t))
       adjacency[b].append((a, t))
     self.adjacency = tuple(tuple(sorted(a)) for a in adjacency)
+    # Per station, a detective's edges as (action, neighbour, transport),
+    # ferries left out, sorted by action (the hot path of rollouts).
+    self._detective_edges = tuple(
+        tuple(sorted({(t * n + j, j, t) for j, t in a if t != FERRY}))
+        for a in self.adjacency)
     for s in self.mrx_start:
       if not self.mrx_moves(s, self.mrx_tickets, self.detective_starts):
         raise ValueError(
@@ -151,15 +168,18 @@ class Rules:
   def detective_moves(self, k: int, positions: Sequence[int],
                       tickets: Sequence[Sequence[int]]) -> list[int]:
     """Detective k's move actions (sorted)."""
-    n = self.num_stations
-    actions = set()
-    for j, t in self.adjacency[positions[k]]:
-      if t == FERRY or tickets[k][t] == 0:
-        continue
-      if any(j == positions[m] for m in range(len(positions)) if m != k):
-        continue
-      actions.add(t * n + j)
-    return sorted(actions)
+    own = tickets[k]
+    others = tuple(positions[:k]) + tuple(positions[k + 1:])
+    return [a for a, j, t in self._detective_edges[positions[k]]
+            if own[t] and j not in others]
+
+  def detective_can_move(self, k: int, positions: Sequence[int],
+                         tickets: Sequence[Sequence[int]]) -> bool:
+    """Whether detective k has a move (`detective_moves` not empty)."""
+    own = tickets[k]
+    others = tuple(positions[:k]) + tuple(positions[k + 1:])
+    return any(own[t] and j not in others
+               for _, j, t in self._detective_edges[positions[k]])
 
   def describe(self) -> str:
     starts = "/".join(str(self.label(s)) for s in self.mrx_start)

@@ -63,7 +63,7 @@ _ANCHORED_ENGINES = flags.DEFINE_list(
 _ANCHORED_PARAMS = flags.DEFINE_string(
     "anchored_params", "",
     "More sog parameters of those searches, comma-separated (e.g. "
-    "provisional_values=true).")
+    "leaf_batch=64).")
 _SOG_PARAMS = flags.DEFINE_string(
     "sog_params", "value_function=rollout,rollouts=1",
     "Other sog parameters, 'name=value,...' (default: one rollout per leaf, "

@@ -401,4 +401,3 @@ def test_train_fog_of_war_writes_a_checkpoint_the_bot_uses(tmp_path):
         capture_output=True, text=True, check=False, timeout=300)
     assert refused.returncode != 0
     assert message in refused.stderr and "Traceback" not in refused.stderr
-

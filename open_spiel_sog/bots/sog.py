@@ -803,10 +803,11 @@ class _GarbageCollection:
   than the limit itself (a process holding a network: 70-85 ms, a seventh
   of a 0.5 s move). The anchored subgame on the native engine keeps its
   tree in C++ and leaves little Python garbage, so it collects only the
-  young generations (`full` False, microseconds). So a collection is timed when the bot is built and
-  at each decision, and once one takes more than `SHARE` of the limit the
-  bot leaves collection to Python's collector (with a notice), whose full
-  collections become rare as the heap grows.
+  young generations (`full` False, microseconds). So a collection is
+  timed when the bot is built and at each decision, and once one takes
+  more than `SHARE` of the limit the bot leaves collection to Python's
+  collector (with a notice), whose full collections become rare as the
+  heap grows.
 
   Either way the automatic collector's full collections are paused while
   a time-limited decision searches (`decision()`): in goofspiel's heap,

@@ -4,7 +4,7 @@ tickets, rounds and moves) and the outcomes of a finished game."""
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from open_spiel_sog.games.scotland_yard.maps import BLACK
 from open_spiel_sog.games.scotland_yard.maps import DETECTIVE_TICKETS
@@ -165,21 +165,24 @@ class Rules:
         actions.add(BLACK * n + j)
     return sorted(actions)
 
+  def _detective_actions(self, k: int, positions: Sequence[int],
+                         tickets: Sequence[Sequence[int]]) -> Iterator[int]:
+    """Detective k's move actions, in order, as they are found."""
+    own = tickets[k]
+    others = tuple(positions[:k]) + tuple(positions[k + 1:])
+    return (a for a, j, t in self._detective_edges[positions[k]]
+            if own[t] and j not in others)
+
   def detective_moves(self, k: int, positions: Sequence[int],
                       tickets: Sequence[Sequence[int]]) -> list[int]:
     """Detective k's move actions (sorted)."""
-    own = tickets[k]
-    others = tuple(positions[:k]) + tuple(positions[k + 1:])
-    return [a for a, j, t in self._detective_edges[positions[k]]
-            if own[t] and j not in others]
+    return list(self._detective_actions(k, positions, tickets))
 
   def detective_can_move(self, k: int, positions: Sequence[int],
                          tickets: Sequence[Sequence[int]]) -> bool:
     """Whether detective k has a move (`detective_moves` not empty)."""
-    own = tickets[k]
-    others = tuple(positions[:k]) + tuple(positions[k + 1:])
-    return any(own[t] and j not in others
-               for _, j, t in self._detective_edges[positions[k]])
+    return next(self._detective_actions(k, positions, tickets),
+                None) is not None
 
   def describe(self) -> str:
     starts = "/".join(str(self.label(s)) for s in self.mrx_start)

@@ -151,10 +151,10 @@ def test_padded_groups_get_the_values_they_get_alone():
 @pytest.mark.skipif(not _NATIVE, reason="needs the native shim")
 def test_both_trees_give_a_search_the_same_leaf_values():
   """The Python tree is the native engine's twin: the same tree, the same
-  profile, the same groups and values."""
+  profile, the same groups, action sequences and values."""
   game = pyspiel.load_game("kuhn_poker")
   net = leaf_network.LeafNetwork(_network(game, seed=1))
-  out = []
+  out, actions = [], []
   for tree_class in (HistoryTree, NativeHistoryTree):
     tree, leaves = _full_tree(tree_class, game, 4)
     for t in range(1, 3):
@@ -162,7 +162,10 @@ def test_both_trees_give_a_search_the_same_leaf_values():
     leaves = [n for n in leaves if tree.actor[n] >= -1]
     data = tree.leaf_data(leaves)
     out.append(net.values(data))
+    actions.append(data.actions)
   np.testing.assert_allclose(out[0], out[1], atol=1e-6)
+  assert actions[0].shape == (len(leaves), 4)
+  np.testing.assert_array_equal(actions[0], actions[1])
 
 
 def _root_value(game, network, native):

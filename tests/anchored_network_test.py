@@ -292,6 +292,35 @@ def test_sog_with_a_checkpoint_plays_phantom_ttt_in_its_time(tmp_path):
   assert np.median(seconds) < 0.15, seconds
 
 
+def test_a_network_trained_on_the_anchored_subgame_picks_it(tmp_path):
+  """Under subgame=auto the bot searches where its network was trained:
+  a checkpoint of examples/train_fog_of_war.py picks the anchored subgame
+  even where the public-state walk would not (London's stays under the
+  bound; Kuhn poker is enumerable); another trainer's token network and an
+  explicit subgame keep their paths."""
+  fog = {"trainer": "examples/train_fog_of_war.py"}
+  london = pyspiel.load_game("scotland_yard(map=london)")
+  path = str(tmp_path / "london.npz")
+  cvpn.save_checkpoint(path, _network(london), game=london, extra=fog)
+  bot = pyspiel.load_bot("sog", london, 1, {"checkpoint": path})
+  assert bot.anchored is not None and bot.anchored.network is not None
+  kuhn = pyspiel.load_game("kuhn_poker")
+  fog_path, other_path = str(tmp_path / "fog.npz"), str(tmp_path / "o.npz")
+  cvpn.save_checkpoint(fog_path, _network(kuhn), game=kuhn, extra=fog)
+  cvpn.save_checkpoint(other_path, _network(kuhn), game=kuhn)
+  picked = {
+      (p, tuple(sorted(extra.items()))): pyspiel.load_bot(
+          "sog", kuhn, 0, {"checkpoint": p, **extra}).anchored is not None
+      for p in (fog_path, other_path)
+      for extra in ({}, {"subgame": "public_state"})}
+  assert picked == {(fog_path, ()): True,
+                    (fog_path, (("subgame", "public_state"),)): False,
+                    (other_path, ()): False,
+                    (other_path, (("subgame", "public_state"),)): False}
+  assert pyspiel.load_bot("sog", kuhn, 0, {
+      "checkpoint": fog_path, "value_function": "cvpn"}).anchored is not None
+
+
 def test_bad_checkpoints_for_the_anchored_subgame_are_refused():
   game = pyspiel.load_game("phantom_ttt")
   with pytest.raises(cvpn.CheckpointError, match="'/tmp/none.npz' does not "

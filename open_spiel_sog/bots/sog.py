@@ -141,10 +141,10 @@ class SoGConfig:
     subgame: "public_state" (GT-CFR over public states, sampled past
       max_histories), "anchored" (the anchored subgame: the bot's infostate
       and the order-2 set, grown by histories and kept across moves; leaves
-      valued by `rollouts` random rollouts) or "auto": anchored in
-      imperfect-information games whose public states exceed max_histories
-      (`anchored.needs_anchored`), public states otherwise (enumerable games keep
-      the exact path).
+      valued by rollouts or a token CVPN) or "auto": anchored where the
+      bot's network was trained on it (examples/train_fog_of_war.py) or the
+      game's public states exceed max_histories (`anchored.needs_anchored`),
+      public states otherwise (enumerable games keep the exact path).
     root_histories: anchored: histories of the bot's infostate at the root.
     order2_histories: anchored: histories of each opponent infostate
       touching the bot's (the order-2 set).
@@ -427,11 +427,15 @@ class SoGBot(pyspiel.Bot):
     self._garbage = _GarbageCollection(config.time_limit)
     self._last: tuple | None = None  # what last_decision() reads
     self.anchored = None
-    if config.subgame == "anchored" or (
+    trained_on = (sog_values.network_for_anchored(config, self._search_game)
+                  if config.subgame == "auto" else None)
+    if config.subgame == "anchored" or trained_on or (
         config.subgame == "auto" and
         anchored.needs_anchored(self._search_game, config.max_histories)):
       why = ("subgame='anchored'" if config.subgame == "anchored" else
-             f"its public states pass max_histories={config.max_histories}")
+             f"its network {trained_on!r} was trained on it" if trained_on
+             else f"its public states pass max_histories="
+             f"{config.max_histories}")
       self.anchored = anchored.AnchoredSearch(
           self._search_game, player, anchored_config(config),
           config.infostates, native=self._native_anchored(),

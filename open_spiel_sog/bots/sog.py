@@ -424,7 +424,6 @@ class SoGBot(pyspiel.Bot):
     self._search_game = search_game(game)
     self._player = player
     self._rng = np.random.default_rng(config.seed)
-    self._garbage = _GarbageCollection(config.time_limit)
     self._last: tuple | None = None  # what last_decision() reads
     self.anchored = None
     trained_on = (sog_values.network_for_anchored(config, self._search_game)
@@ -441,9 +440,9 @@ class SoGBot(pyspiel.Bot):
           config.infostates, native=self._native_anchored(),
           network=sog_values.anchored_network(config, self._search_game,
                                               why))
-    if self.anchored is not None and self.anchored.native:
-      # (Its tree lives in C++: nothing of Python's worth a full walk.)
-      self._garbage.full = False
+    # (The anchored tree lives in C++ or in index arrays: no cyclic garbage.)
+    self._garbage = _GarbageCollection(config.time_limit,
+                                       full=self.anchored is None)
     self._purify = config.purify and (
         _perfect_information(self._search_game) or self.anchored is not None)
     self._build(config.infostates)
@@ -804,10 +803,11 @@ class _GarbageCollection:
 
   A full collection walks the whole process's heap, not only what the bot
   left: in a large heap (a test suite's, a notebook's) it can take longer
-  than the limit itself (a process holding a network: 70-85 ms, a seventh
-  of a 0.5 s move). The anchored subgame on the native engine keeps its
-  tree in C++ and leaves little Python garbage, so it collects only the
-  young generations (`full` False, microseconds). So a collection is
+  than the limit itself (a process holding a network: 70-150 ms of a 0.5 s
+  move). The anchored subgame keeps its tree in C++ or in the Python
+  engine's index arrays and leaves no cyclic garbage (full collections
+  after each move of London and phantom_ttt games found none), so it
+  collects only the young generations (`full` False, about a millisecond). So a collection is
   timed when the bot is built and at each decision, and once one takes
   more than `SHARE` of the limit the bot leaves collection to Python's
   collector (with a notice), whose full collections become rare as the
@@ -822,11 +822,11 @@ class _GarbageCollection:
 
   SHARE = 0.25
 
-  def __init__(self, time_limit: float):
+  def __init__(self, time_limit: float, full: bool = True):
     self._limit = time_limit
     self.seconds = 0.0  # the latest full collection's
     self.enabled = bool(time_limit)
-    self.full = True  # False: the young generations only
+    self.full = full  # False: the young generations only
     self.before_search()
 
   # The collector's third threshold while paused: generation-1 collections

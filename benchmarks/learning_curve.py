@@ -19,7 +19,10 @@ duplicate seats:
 A snapshot's minutes are its name's (min_MMM.npz), else its metadata's.
 Each point is SoG's score (wins + draws / 2) with its 95% interval; the PNG
 draws one line per opponent. Progress goes to stderr; --json prints the
-rows last.
+rows last. With --rows=FILE the points already in FILE (same training
+minutes and match) are not played again, and each new one is added to it
+as it is measured: a slow game's curve can grow while its run trains, one
+snapshot at a time.
 """
 
 from __future__ import annotations
@@ -52,6 +55,10 @@ _OPPONENT = flags.DEFINE_string(
 _NUM_GAMES = flags.DEFINE_integer("num_games", 20, "Games per point (even).")
 _WORKERS = flags.DEFINE_integer("workers", 2, "Processes playing games.")
 _PNG = flags.DEFINE_string("png", "", "Where to draw the curve (matplotlib).")
+_ROWS = flags.DEFINE_string(
+    "rows", "", "A JSON file of points measured before (the --json list): "
+    "points in it are kept and not played again; new ones are added to it "
+    "as they are measured (created if missing).")
 _JSON = flags.DEFINE_bool("json", False, "Print the rows as JSON last.")
 
 _HEAD_TO_HEAD = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -108,6 +115,32 @@ def _plot(rows: list[dict], path: str) -> None:
   plt.close(fig)
 
 
+def _read_rows(path: str) -> list[dict]:
+  """The points in --rows (none where the file does not exist yet)."""
+  if not os.path.exists(path):
+    return []
+  try:
+    with open(path) as f:
+      rows = json.load(f)
+  except (OSError, ValueError) as e:
+    raise app.UsageError(f"--rows: cannot read {path!r}: {e}") from None
+  keys = {"label", "train_minutes", "wins", "draws", "losses", "score",
+          "score_95"}
+  if not isinstance(rows, list) or not all(
+      isinstance(r, dict) and keys <= r.keys() for r in rows):
+    raise app.UsageError(
+        f"--rows: {path!r} is not a list of this script's points (each "
+        f"with {', '.join(sorted(keys))})")
+  return rows
+
+
+def _write_rows(path: str, rows: list[dict]) -> None:
+  tmp = path + ".tmp"
+  with open(tmp, "w") as f:
+    json.dump(rows, f)
+  os.replace(tmp, path)
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -122,18 +155,24 @@ def main(argv):
     opponent = _OPPONENT.value.replace("{t}", f"{t:g}")
     matches.append((f"vs {opponent.replace(',seed={seed}', '')}, {t:g} s "
                     "each", opponent, t))
-  rows = []
+  rows = _read_rows(_ROWS.value) if _ROWS.value else []
+  known = {(r["train_minutes"], r["label"]) for r in rows}
   for snapshot in snapshots:
     minutes = _minutes(snapshot)
     for label, opponent, time_limit in matches:
+      if (minutes, label) in known:
+        continue
       row = _match(snapshot, opponent, time_limit)
       row.update(label=label, train_minutes=minutes, snapshot=snapshot)
       rows.append(row)
+      if _ROWS.value:
+        _write_rows(_ROWS.value, rows)
       print(f"{minutes:6.1f} min | {label} | {row['wins']} / {row['draws']} "
             f"/ {row['losses']} | {row['score']:.3f}", file=sys.stderr,
             flush=True)
   print("| minutes | match | W / D / L | score (95%) |")
   print("|---|---|---|---|")
+  rows.sort(key=lambda r: (r["train_minutes"], r["label"]))
   for r in rows:
     print(f"| {r['train_minutes']:.0f} | {r['label']} | {r['wins']} / "
           f"{r['draws']} / {r['losses']} | {r['score']:.3f} "

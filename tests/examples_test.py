@@ -393,3 +393,46 @@ def test_head_to_head_refuses_an_opponent_that_does_not_load():
       result.stderr)
   assert "uniform_random" in result.stderr.splitlines()[-1]
   assert "Traceback" not in result.stderr
+
+
+def test_learning_curve_keeps_the_points_of_rows(tmp_path):
+  """--rows: points already measured are kept, not played again (the
+  snapshot here is an empty file, which a match would refuse), and drawn;
+  a file that is not a list of points is refused in one line."""
+  (tmp_path / "min_005.npz").write_bytes(b"")
+  label = "vs ismcts(time_limit=0.1), 0.1 s each"
+  point = {"label": label, "train_minutes": 5.0, "wins": 3, "draws": 1,
+           "losses": 2, "score": 0.583, "score_95": [0.3, 0.8]}
+  rows = tmp_path / "rows.json"
+  rows.write_text(json.dumps([point]))
+  flags = ["--game=phantom_ttt", f"--snapshots={tmp_path / 'min_*.npz'}",
+           "--ladder=", "--time_limit=0.1",
+           "--opponent=ismcts(time_limit={t},seed={seed})", "--num_games=2"]
+  png = tmp_path / "curve.png"
+  result = _run("benchmarks/learning_curve.py", *flags, f"--rows={rows}",
+                f"--png={png}", "--json")
+  assert result.returncode == 0, result.stderr
+  assert json.loads(result.stdout.strip().splitlines()[-1]) == [point]
+  assert png.stat().st_size > 0
+  rows.write_text(json.dumps({"label": label}))
+  refused = _run("benchmarks/learning_curve.py", *flags, f"--rows={rows}")
+  assert refused.returncode != 0
+  assert "is not a list of this script's points" in refused.stderr
+  assert "Traceback" not in refused.stderr
+
+
+def test_decision_collection_times_both_collections_in_one_game():
+  result = _run("benchmarks/decision_collection.py", "--game=phantom_ttt",
+                "--sog_params=value_function=rollout", "--time_limit=0.05",
+                "--moves=4", "--json")
+  assert result.returncode == 0, result.stderr
+  out = json.loads(result.stdout.strip().splitlines()[-1])
+  assert out["full"]["decisions"] == out["young"]["decisions"] == 2
+  assert out["young"]["simulations"] >= 1 and out["full"]["simulations"] >= 1
+  assert out["ratio"] == pytest.approx(out["young"]["simulations"] /
+                                       out["full"]["simulations"])
+  refused = _run("benchmarks/decision_collection.py",
+                 "--sog_params=time_limit=1")
+  assert refused.returncode != 0
+  assert "time_limit is this script's own" in refused.stderr
+  assert "Traceback" not in refused.stderr

@@ -88,6 +88,10 @@ _SOLVER_SIMS = flags.DEFINE_integer("solver_simulations",
 _ROOT_EXAMPLES = flags.DEFINE_bool("root_examples", _F.root_examples,
                                    "Also learn on each actor search's root "
                                    "(its values and policy).")
+_OUTCOME = flags.DEFINE_float(
+    "outcome_weight", _F.outcome_weight, "The game's return's share of a "
+    "root example's value targets at the two infostates the game passed "
+    "through (0: the search's values alone, as SoG's recipe).")
 _WIDTH = flags.DEFINE_integer("token_width", 64, "Token embedding width.")
 _HIDDEN = flags.DEFINE_list("hidden", ["64", "64"],
                             "The history MLP's layers.")
@@ -147,7 +151,8 @@ def main(argv):
       replay_ratio=_RATIO.value, exploration=_EXPLORE.value,
       q_search=_Q_SEARCH.value, q_recursive=_Q_RECURSIVE.value,
       solver_simulations=_SOLVER_SIMS.value,
-      root_examples=_ROOT_EXAMPLES.value, seed=_SEED.value)
+      root_examples=_ROOT_EXAMPLES.value,
+      outcome_weight=_OUTCOME.value, seed=_SEED.value)
   try:
     config.validate()
   except ValueError as e:
@@ -158,7 +163,8 @@ def main(argv):
                "simulations", "root_histories", "order2_histories",
                "leaf_batch", "batch_size", "replay_capacity", "replay_ratio",
                "exploration", "q_search", "q_recursive",
-               "solver_simulations", "root_examples", "seed")}}
+               "solver_simulations", "root_examples", "outcome_weight",
+               "seed")}}
 
   def save(path):
     cvpn.save_checkpoint(path, net, game=game, extra=extra)

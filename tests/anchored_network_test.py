@@ -266,9 +266,43 @@ def test_fog_config_refuses_bad_settings():
                           ({"solver_simulations": 0},
                            "solver_simulations must be >= 1"),
                           ({"q_search": 0.0, "root_examples": False},
-                           "no examples")]:
+                           "no examples"),
+                          ({"outcome_weight": 1.5},
+                           r"outcome_weight must be in \[0, 1\]"),
+                          ({"outcome_weight": 0.5, "root_examples": False},
+                           "outcome_weight needs root_examples")]:
     with pytest.raises(ValueError, match=message):
       fog_of_war.FogConfig(**kwargs).validate()
+
+
+def test_outcome_weight_moves_the_true_infostates_to_the_return():
+  """The same seeded Kuhn game at outcome_weight 0, 0.5 and 1: only the
+  roots' targets at the infostates really played change, to w of the way
+  to their owner's return; every other target and mask stays."""
+  game = pyspiel.load_game("kuhn_poker")
+  plays = {}
+  for weight in (0.0, 0.5, 1.0):
+    config = fog_of_war.FogConfig(simulations=20, q_search=0.0,
+                                  outcome_weight=weight, seed=3)
+    selfplay = fog_of_war.FogSelfPlay(game, _network(game), config,
+                                      native=False)
+    plays[weight] = selfplay.play()
+  ret = plays[0.0][1]
+  assert ret == plays[1.0][1] != 0
+  scale = selfplay.net.encoder.utility_scale
+  changed = 0
+  for a, half, b in zip(*(plays[w][0] for w in (0.0, 0.5, 1.0))):
+    np.testing.assert_array_equal(a["value_mask"], b["value_mask"])
+    moved = np.flatnonzero(a["value_target"] != b["value_target"])
+    assert len(moved) <= 2
+    changed += len(moved)
+    for t in moved:
+      owner_return = ret if a["player"][t] == 0 else -ret
+      assert b["value_target"][t] == pytest.approx(owner_return / scale)
+    np.testing.assert_allclose(
+        half["value_target"], (a["value_target"] + b["value_target"]) / 2,
+        atol=1e-6)
+  assert changed >= 2
 
 
 @pytest.mark.alone

@@ -25,7 +25,12 @@ range) and searched policies:
   SoG's q_search 0).
 
 Values reach back from the game's ends through the network's own leaves,
-as in value iteration.
+as in value iteration. With `outcome_weight` w > 0 a root example's targets
+at the two infostates the game really passed through (the searcher's and
+its opponent's) become (1 - w) x the search's value + w x the game's final
+return for their owner, as AlphaZero's targets mix in the outcome: a long
+game whose ends the searches rarely reach (London's Mr. X wins at round
+24) otherwise learns only from the ends they do reach.
 
 `train` runs games, keeps the examples in a sliding window and takes
 `replay_ratio` optimiser steps' worth of batches per new example.
@@ -66,6 +71,9 @@ class FogConfig:
     q_recursive: queries each solver search adds, on average.
     solver_simulations: growth simulations of a query's solver search.
     root_examples: also learn on each actor search's root.
+    outcome_weight: the game's return's share of a root example's targets
+      at the infostates the game passed through (0: the search's values
+      alone, as SoG's recipe).
     max_queries: queries solved per actor search at most (recursion's
       bound).
     seed: the games' and searches' random stream.
@@ -82,6 +90,7 @@ class FogConfig:
   q_recursive: float = 0.2
   solver_simulations: int = 100
   root_examples: bool = True
+  outcome_weight: float = 0.0
   max_queries: int = 8
   seed: int = 0
 
@@ -95,9 +104,13 @@ class FogConfig:
       if not 0.0 <= getattr(self, name) < float("inf"):
         raise ValueError(f"{name} must be a number >= 0, got "
                          f"{getattr(self, name)}")
-    if not 0.0 <= self.exploration <= 1.0:
-      raise ValueError(f"exploration must be in [0, 1], got "
-                       f"{self.exploration}")
+    for name in ("exploration", "outcome_weight"):
+      if not 0.0 <= getattr(self, name) <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got "
+                         f"{getattr(self, name)}")
+    if self.outcome_weight > 0 and not self.root_examples:
+      raise ValueError("outcome_weight needs root_examples (the outcome "
+                       "goes into the roots' targets)")
     if self.q_search == 0 and not self.root_examples:
       raise ValueError("no examples: q_search is 0 and root_examples is "
                        "off")
@@ -135,15 +148,33 @@ def root_example(search: AnchoredSearch, encoder) -> dict[str, np.ndarray]:
   n = len(ex["mask"])
   policy = np.zeros((n, encoder.num_actions), dtype=np.float32)
   policy_mask = np.zeros(n, dtype=np.float32)
-  me = search.player
-  key = search.last_root[0].keys[me]  # the true history's
-  mine = next(ex["hist"][i, me] for i, n in enumerate(roots)
-              if tree.node_keys[n][me] == key)
+  mine = true_tokens(search, ex)[search.player]
   for a, p in search.last_result.policy.items():
     policy[mine, a] = p
   policy_mask[mine] = 1.0
   ex.update(policy_target=policy, policy_mask=policy_mask)
   return ex
+
+
+def true_tokens(search: AnchoredSearch, ex: dict[str, np.ndarray]
+                ) -> tuple[int, int]:
+  """The tokens of `root_example(search)`'s `ex` that hold the infostates
+  of the history really played (player 0's, player 1's)."""
+  tree = search.tree
+  true = search.last_root[0].keys  # (the true history comes first)
+  return tuple(next(int(ex["hist"][i, p]) for i, n in enumerate(tree.roots)
+                    if tree.node_keys[n][p] == true[p]) for p in (0, 1))
+
+
+def mix_outcome(ex: dict[str, np.ndarray], tokens: tuple[int, int],
+                returns, weight: float, encoder) -> None:
+  """`ex`'s value targets at `tokens` (player 0's and player 1's true
+  infostates) moved `weight` of the way to their owners' `returns`."""
+  for p in (0, 1):
+    t = tokens[p]
+    if ex["value_mask"][t] > 0:
+      ex["value_target"][t] = ((1.0 - weight) * ex["value_target"][t] +
+                               weight * returns[p] / encoder.utility_scale)
 
 
 class Query(NamedTuple):
@@ -269,6 +300,7 @@ class FogSelfPlay:
     for s in self.searches:
       s.reset()
     examples = []
+    roots = []  # (a root example, its true infostates' tokens)
     while not state.is_terminal():
       if state.is_chance_node():
         outcomes, probs = zip(*state.chance_outcomes())
@@ -280,6 +312,8 @@ class FogSelfPlay:
       search.query_log = None
       if self.config.root_examples:
         examples.append(root_example(search, self.net.encoder))
+        if self.config.outcome_weight > 0:
+          roots.append((examples[-1], true_tokens(search, examples[-1])))
       if log:
         examples += self._solve_queries(
             pick_queries(log, self.config.q_search, self.rng))
@@ -294,6 +328,9 @@ class FogSelfPlay:
                      if probs.sum() > 0 else self.rng.choice(actions))
       state.apply_action(action)
       self.moves += 1
+    for ex, tokens in roots:
+      mix_outcome(ex, tokens, state.returns(), self.config.outcome_weight,
+                  self.net.encoder)
     self.examples += len(examples)
     self.games += 1
     return examples, float(state.returns()[0])

@@ -252,7 +252,7 @@ def test_londons_network_is_the_trained_one():
   """London's shipped network is this trainer's, on the compact encoding,
   under 10 MB; it gives the detectives' first search the value measured
   when it shipped, which an untrained one misses; and the sog bot's
-  defaults search the anchored subgame with it."""
+  defaults (and value_function=cvpn) search the anchored subgame with it."""
   import os  # pylint: disable=g-import-not-at-top
   game = pyspiel.load_game(LONDON)
   path = cvpn.shipped_checkpoint(game)
@@ -266,5 +266,7 @@ def test_londons_network_is_the_trained_one():
   untrained = cvpn.TokenCVPN(net.encoder, net.config)
   untrained.init(0)
   assert abs(_london_detectives_value(game, untrained) - value) > tolerance
-  bot = pyspiel.load_bot("sog", game, 1, {"simulations": 10, "seed": 0})
-  assert bot.anchored is not None and bot.anchored.network is not None
+  for value_function in ("auto", "cvpn"):
+    bot = pyspiel.load_bot("sog", game, 1, {
+        "value_function": value_function, "simulations": 10, "seed": 0})
+    assert bot.anchored is not None and bot.anchored.network is not None

@@ -807,8 +807,9 @@ class _GarbageCollection:
   move). The anchored subgame keeps its tree in C++ or in the Python
   engine's index arrays and leaves no cyclic garbage (full collections
   after each move of London and phantom_ttt games found none), so it
-  collects only the young generations (`full` False, about a millisecond). So a collection is
-  timed when the bot is built and at each decision, and once one takes
+  collects only the young generations (`full` False, about a
+  millisecond). So a collection is timed when the bot is built and at
+  each decision, and once one takes
   more than `SHARE` of the limit the bot leaves collection to Python's
   collector (with a notice), whose full collections become rare as the
   heap grows.

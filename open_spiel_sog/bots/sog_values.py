@@ -56,17 +56,17 @@ def anchored_leaves(path: str) -> bool:
 
 def network_for_anchored(config: Any, game: pyspiel.Game) -> str | None:
   """The checkpoint the bot would value with, where it was trained for the
-  anchored subgame's leaves: `checkpoint`, or under value_function=auto the
-  one shipped for `game`; None otherwise (no network, value_function
-  rollout or exact, another trainer's network, or a path that does not
-  read, which the value function's own loading then reports). Under
-  subgame=auto such a network picks the anchored subgame it was trained
-  on (London's: its public-state walk stays under the enumeration bound)."""
+  anchored subgame's leaves: `checkpoint`, or the one shipped for `game`
+  (as `anchored_network` picks it); None otherwise (no network,
+  value_function rollout or exact, another trainer's network, or a path
+  that does not read, which the value function's own loading then
+  reports). Under subgame=auto such a network picks the anchored subgame
+  it was trained on (London's: its public-state walk stays under the
+  enumeration bound)."""
   if config.value_function not in ("auto", "cvpn"):
     return None
   from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
-  path = config.checkpoint or (cvpn.shipped_checkpoint(game)
-                               if config.value_function == "auto" else None)
+  path = config.checkpoint or cvpn.shipped_checkpoint(game)
   if not path or not os.path.isfile(path):
     return None
   try:

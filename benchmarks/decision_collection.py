@@ -70,7 +70,7 @@ def main(argv):
     action = bots[player].step(state)
     sims = bots[player].anchored.last_result.simulations
     begin = time.monotonic()
-    gc.collect() if full else gc.collect(1)  # pylint: disable=expression-not-assigned
+    gc.collect(2 if full else 1)
     rows[full].append((sims, time.monotonic() - begin))
     bots[1 - player].inform_action(state, player, action)
     state.apply_action(action)

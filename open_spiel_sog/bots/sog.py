@@ -809,10 +809,9 @@ class _GarbageCollection:
   after each move of London and phantom_ttt games found none), so it
   collects only the young generations (`full` False, about a
   millisecond). So a collection is timed when the bot is built and at
-  each decision, and once one takes
-  more than `SHARE` of the limit the bot leaves collection to Python's
-  collector (with a notice), whose full collections become rare as the
-  heap grows.
+  each decision, and once one takes more than `SHARE` of the limit the bot
+  leaves collection to Python's collector (with a notice), whose full
+  collections become rare as the heap grows.
 
   Either way the automatic collector's full collections are paused while
   a time-limited decision searches (`decision()`): in goofspiel's heap,

@@ -10,7 +10,7 @@ from typing import Any
 class _PlainBar:
   """A minimal tqdm stand-in that prints at most once a second."""
 
-  def __init__(self, total: int, desc: str, disable: bool):
+  def __init__(self, total: int | None, desc: str, disable: bool):
     self.total, self.desc, self.disable = total, desc, disable
     self.n = 0
     self._postfix = ""
@@ -19,9 +19,11 @@ class _PlainBar:
   def update(self, n: int = 1) -> None:
     self.n += n
     now = time.monotonic()
-    if not self.disable and (now - self._last >= 1.0 or self.n >= self.total):
+    done = self.total is not None and self.n >= self.total
+    if not self.disable and (now - self._last >= 1.0 or done):
       self._last = now
-      print(f"\r{self.desc}: {self.n}/{self.total} {self._postfix}",
+      of = "" if self.total is None else f"/{self.total}"
+      print(f"\r{self.desc}: {self.n}{of} {self._postfix}",
             end="", file=sys.stderr, flush=True)
 
   def set_postfix_str(self, text: str) -> None:
@@ -38,8 +40,9 @@ class _PlainBar:
     self.close()
 
 
-def progress_bar(total: int, desc: str, disable: bool = False):
-  """A progress bar over `total` steps, written to stderr."""
+def progress_bar(total: int | None, desc: str, disable: bool = False):
+  """A progress bar over `total` steps (None: a count without a total),
+  written to stderr."""
   try:
     import tqdm  # pylint: disable=g-import-not-at-top
   except ImportError:

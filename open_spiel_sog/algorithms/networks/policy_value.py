@@ -107,6 +107,26 @@ class PolicyValueNet(CheckpointedNetwork):
 
   # --- Training --------------------------------------------------------------
 
+  def set_params(self, params) -> None:
+    """Replaces the parameters (the training workers get the learner's)."""
+    self.params = params
+    self._host = None
+
+  def param_shapes(self):
+    """The parameter tree's shapes and dtypes, computed without
+    initialising anything (a template for the workers' `unflatten`)."""
+    return self._network.param_shapes()
+
+  def train_step_async(self, batch) -> dict[str, Any]:
+    """One optimiser step on `batch` (a batch of named arrays: the fields
+    of `train_step`); its losses are JAX arrays, read when converted (the
+    pipeline's learner reads them every few steps)."""
+    self._check_params()
+    arrays = batch.arrays if hasattr(batch, "arrays") else batch
+    return self._update(arrays["inputs"], arrays["legal"],
+                        arrays["value_target"], arrays["policy_target"],
+                        arrays["policy_mask"])
+
   def train_step(self, inputs: np.ndarray, legal: np.ndarray,
                  value_target: np.ndarray, policy_target: np.ndarray,
                  policy_mask: np.ndarray) -> dict[str, float]:
@@ -121,6 +141,10 @@ class PolicyValueNet(CheckpointedNetwork):
         randomisation's cheap searches give none).
     """
     self._check_params()
+    return {k: float(v) for k, v in self._update(
+        inputs, legal, value_target, policy_target, policy_mask).items()}
+
+  def _update(self, inputs, legal, value_target, policy_target, policy_mask):
     n = len(inputs)
     batch = {"inputs": np.asarray(inputs, np.float32),
              "legal": np.asarray(legal, np.float32),
@@ -140,7 +164,7 @@ class PolicyValueNet(CheckpointedNetwork):
         self.params, self.opt_state, batch)
     self.step += 1
     self._host = None
-    return {k: float(v) for k, v in metrics.items()}
+    return metrics
 
   # --- Inference -------------------------------------------------------------
 

@@ -32,12 +32,13 @@ import time
 
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import inference
-from open_spiel_sog.algorithms.training import selfplay
+from open_spiel_sog.algorithms.training import recipes
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.workers import QUERIES_PER_SOLVE
 from open_spiel_sog.algorithms.training.workers import ParamFile
 from open_spiel_sog.algorithms.training.workers import QueueChannel
 from open_spiel_sog.algorithms.training.workers import receive_examples
+from open_spiel_sog.algorithms.training.workers import die_with_parent
 from open_spiel_sog.algorithms.training.workers import worker_environment
 from open_spiel_sog.algorithms.training.workers import worker_loop
 from open_spiel_sog.algorithms.training.workers import WorkerClock
@@ -82,6 +83,7 @@ class _FileChannel(QueueChannel):
 def _process_main(role: str, index: int, config_json: dict, param_path: str,
                   query_queue, example_queue, stop_event,
                   launched_at: float, inference_conn=None) -> None:
+  die_with_parent()  # (however the learner ends, SIGKILL included)
   clock = WorkerClock(launched_at)
   config = TrainConfig.from_json(config_json)
   parent = multiprocessing.parent_process()
@@ -91,7 +93,8 @@ def _process_main(role: str, index: int, config_json: dict, param_path: str,
     return stop_event.is_set() or (parent is not None and
                                    not parent.is_alive())
 
-  worker = selfplay.Worker(config, seed=1 + index, index=index)
+  worker = recipes.get(config.recipe).make_worker(config, seed=1 + index,
+                                                  index=index)
   if inference_conn is not None:
     # The inference service holds the parameters; the worker loads none.
     channel = _FileChannel(query_queue, example_queue, config.solvers, None)
@@ -114,11 +117,9 @@ def _process_main(role: str, index: int, config_json: dict, param_path: str,
 class InlineBackend:
   """Plays, solves and learns in one process (deterministic for a seed)."""
 
-  def __init__(self, config: TrainConfig, net: cvpn.CVPN):
-    worker_net = cvpn.make_network(net.encoder.observer, config.network,
-                                   net.encoder)
-    worker_net.params = net.params
-    self.worker = selfplay.Worker(config, worker_net, seed=1)
+  def __init__(self, config: TrainConfig, net):
+    self.worker = recipes.get(config.recipe).make_worker(
+        config, seed=1, index=0, template=net)
     self.queries = collections.deque(maxlen=config.max_queued_queries)
     self.solvers = config.solvers
     self.worker_stats = WorkerStats()
@@ -161,9 +162,11 @@ class InlineBackend:
 class ProcessBackend:
   """Actor and solver processes (multiprocessing, spawn)."""
 
-  def __init__(self, config: TrainConfig, net: cvpn.CVPN):
+  def __init__(self, config: TrainConfig, net):
     self.config = config
     self.net = net
+    # (The slot and token CVPN hold their game in their encoder.)
+    self.game = getattr(net, "game", None) or net.encoder.game
     self._ctx = multiprocessing.get_context("spawn")
     self._dir = tempfile.mkdtemp(prefix="open_spiel_sog-train-")
     self.param_path = os.path.join(self._dir, "params.npz")
@@ -207,8 +210,8 @@ class ProcessBackend:
 
   def publish(self, params, step: int) -> None:
     del params, step
-    cvpn.save_checkpoint(self.param_path, self.net, game=self.net.encoder.game,
-                         include_optimizer=False)
+    recipes.get(self.config.recipe).save(
+        self.net, self.param_path, self.game, {}, include_optimizer=False)
 
   def poll(self, block: bool) -> list[cvpn.Batch]:
     messages = []

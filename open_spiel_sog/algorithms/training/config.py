@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any, ClassVar
+from typing import Any
 
 from open_spiel_sog.algorithms.sog.cvpn import NetworkConfig
 from open_spiel_sog.public_state import enumeration
@@ -25,9 +25,22 @@ class TrainConfig:
 
   Attributes:
     game: the game's string (pyspiel.load_game accepts it).
-    steps: gradient updates to run in total (a resumed run continues to it).
+    recipe: what the actors play and the network learns (`recipes`):
+      "perfect_information", "public_states" or "fog_of_war".
+    recipe_settings: the recipe's own settings by name (`recipes`'
+      PerfectInformationSettings, FogOfWarSettings); the defaults where
+      absent.
+    steps: gradient updates to run in total (a resumed run continues to
+      it); 0: no bound on steps (then `minutes` bounds the run).
+    minutes: wall-clock minutes of training in total, a resumed run's
+      earlier minutes included (0: no bound; then `steps` bounds it).
+    snapshot_dir: where a copy of the network goes every `snapshot_minutes`
+      (min_MMM.npz, without optimiser state), for the learning curve (""
+      for nowhere).
+    snapshot_minutes: minutes between snapshots.
     actor_simulations, actor_expansions_per_update: SoG(s, c) of the
-      actors' re-solving searches.
+      actors' searches (every recipe's; the fog_of_war recipe's c is its
+      anchored search's own).
     solver_simulations, solver_expansions_per_update: SoG(s, c) of the query
       solvers' searches.
     solver: how a query solver values a query: "search" (the paper's:
@@ -93,8 +106,8 @@ class TrainConfig:
     network: the CVPN and optimiser settings. Its input "auto" (the
       default here) is resolved when training starts
       (`with_input_resolved`): slots where the game's public tree
-      enumerates within SLOT_PUBLIC_STATES public states and
-      SLOT_HISTORIES histories, none of its public states holding more
+      enumerates within `recipes.SLOT_PUBLIC_STATES` public states and
+      `recipes.slot_histories(game)` histories, none of its public states holding more
       than `max_histories`; tokens otherwise.
     learner_platform: where the learner's gradient steps run: "cpu" or "gpu"
       (an error when JAX sees no GPU).
@@ -119,7 +132,12 @@ class TrainConfig:
       only; "gpu" is an error when JAX sees no GPU).
   """
   game: str = "kuhn_poker"
+  recipe: str = "public_states"
+  recipe_settings: dict = dataclasses.field(default_factory=dict)
   steps: int = 1000
+  minutes: float = 0.0
+  snapshot_dir: str = ""
+  snapshot_minutes: float = 10.0
   actor_simulations: int = 50
   actor_expansions_per_update: float = 1.0
   solver_simulations: int = 50
@@ -166,12 +184,25 @@ class TrainConfig:
       if (value <= 0) if strict else (value < 0):
         raise ValueError(f"train: {name} must be {'>' if strict else '>='} 0, "
                          f"got {value}")
-    for name in ("steps", "batch_size", "replay_size", "actor_simulations",
+    from open_spiel_sog.algorithms.training import recipes  # pylint: disable=g-import-not-at-top
+    recipe = recipes.get(self.recipe)
+    if self.steps < 0 or self.minutes < 0 or not (self.steps or
+                                                  self.minutes):
+      raise ValueError(f"train: steps and minutes must be >= 0 and one of "
+                       f"them > 0 (the run's bound), got steps="
+                       f"{self.steps}, minutes={self.minutes}")
+    if not self.snapshot_minutes > 0:
+      raise ValueError(f"train: snapshot_minutes must be > 0, got "
+                       f"{self.snapshot_minutes}")
+    for name in ("batch_size", "replay_size", "actor_simulations",
                  "solver_value_targets",
                  "solver_simulations", "actor_expansions_per_update",
                  "solver_expansions_per_update", "max_updates_per_example",
                  "max_queued_queries", "publish_every",
                  "walks_per_simulation"):
+      if (name == "actor_expansions_per_update" and recipe.paced and
+          self.actor_expansions_per_update == -1):
+        continue  # (-1 paces CFR+ iterations by work: the native engine)
       positive(name)
     for name in ("min_replay", "q_search", "q_recursive", "greedy_after",
                  "max_moves", "checkpoint_every", "max_histories"):
@@ -220,37 +251,47 @@ class TrainConfig:
                        f"{self.backend!r}")
     if self.min_replay > self.replay_size:
       raise ValueError("train: min_replay exceeds replay_size")
+    if not recipe.query_solvers:
+      # (A recipe whose actors solve their queries themselves, if at all.)
+      for name, ok in (("solvers", self.solvers == 0),
+                       ("inference", self.inference == "local")):
+        if not ok:
+          raise ValueError(
+              f"train: {name}={getattr(self, name)!r} is for the "
+              f"query solvers of the public_states recipe; the "
+              f"{self.recipe} recipe takes "
+              f"{'solvers=0' if name == 'solvers' else 'inference=local'}")
     self.network.validate()
     load_game(self.game, "train")
-
-  # The bound within which input "auto" picks slots: the slot encoder
-  # numbers private parts by a walk of the whole public tree, which must
-  # end within these counts (liars_dice(numdice=2,dice_sides=3), the
-  # largest game with a shipped slot network: 8,195 public states, 663,511
-  # histories).
-  SLOT_PUBLIC_STATES: ClassVar[int] = 20_000
-  SLOT_HISTORIES: ClassVar[int] = 1_000_000
+    recipe.validate(self)
 
   def with_input_resolved(self) -> tuple["TrainConfig", str]:
     """This config with `network.input` "auto" made "slots" or "tokens",
     and a line that says which and why. The walk is bounded by counts, so
     every machine picks the same input for the same game."""
+    from open_spiel_sog.algorithms.training import recipes  # pylint: disable=g-import-not-at-top
+    recipe = recipes.get(self.recipe)
+    if recipe.network_input is not None:
+      network = dataclasses.replace(self.network, input=recipe.network_input)
+      return (dataclasses.replace(self, network=network),
+              f"the {self.recipe} recipe's network")
     if self.network.input != "auto":
       return self, f"input={self.network.input} (as asked)"
+    from open_spiel_sog.algorithms.training import recipes  # pylint: disable=g-import-not-at-top
     game = search_game(load_game(self.game, "train"))
+    histories = recipes.slot_histories(game)
     limit = enumeration.enumeration_limit(
-        game, max_public_states=self.SLOT_PUBLIC_STATES,
-        max_histories_walked=self.SLOT_HISTORIES,
-        max_histories=self.max_histories)
+        game, max_public_states=recipes.SLOT_PUBLIC_STATES,
+        max_histories_walked=histories, max_histories=self.max_histories)
     chosen = "slots" if limit == enumeration.WITHIN else "tokens"
     reason = {
         enumeration.WITHIN: "its public tree enumerates within "
-                            f"{self.SLOT_PUBLIC_STATES:,} public states",
+                            f"{recipes.SLOT_PUBLIC_STATES:,} public states",
         enumeration.PUBLIC_STATES: "its public tree holds more than "
-                                   f"{self.SLOT_PUBLIC_STATES:,} public "
+                                   f"{recipes.SLOT_PUBLIC_STATES:,} public "
                                    "states",
         enumeration.HISTORIES: "its public tree holds more than "
-                               f"{self.SLOT_HISTORIES:,} histories",
+                               f"{histories:,} histories",
         enumeration.LARGE: ("a public state holds more than "
                             f"max_histories={self.max_histories} histories, "
                             "which sog samples" if self.max_histories else

@@ -66,6 +66,7 @@ from open_spiel_sog.algorithms.networks import masked_softmax
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.algorithms.training.config import TrainConfig
+from open_spiel_sog.algorithms.training.workers import die_with_parent
 from open_spiel_sog.algorithms.training.workers import ParamFile
 from open_spiel_sog.algorithms.training.workers import worker_environment
 from open_spiel_sog.utils import threads
@@ -358,6 +359,7 @@ def _service_main(config_json: dict, param_path: str, conns: list,
   parameters from `param_path`, serving `conns` (one per worker)."""
   import jax  # pylint: disable=g-import-not-at-top
 
+  die_with_parent()
   config = TrainConfig.from_json(config_json)
   if platform == "cpu":
     # One compute thread: the workers have the other cores.

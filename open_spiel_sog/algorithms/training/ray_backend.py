@@ -3,7 +3,7 @@
 `RayBackend` has the interface of `backends.ProcessBackend` (`start`,
 `publish`, `poll`, `stop`, `stats`) and runs the same `workers.worker_loop`:
 
-- every worker is a Ray actor (`_RayWorker`) holding a `selfplay.Worker`
+- every worker is a Ray actor (`_RayWorker`) holding its recipe's worker
   (seed 1 + its index, actors first, as in the process backend) whose
   `run()` method loops until `stop()` is called on it; the actor runs two
   threads, so parameters and the stop request reach it while `run()` works;
@@ -53,7 +53,7 @@ except ImportError as e:
 
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import inference
-from open_spiel_sog.algorithms.training import selfplay
+from open_spiel_sog.algorithms.training import recipes
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.workers import QueueChannel
 from open_spiel_sog.algorithms.training.workers import receive_examples
@@ -296,7 +296,8 @@ class _RayWorker:
     self.clock = WorkerClock(launched_at)
     config = TrainConfig.from_json(config_json)
     self.role = role
-    self.worker = selfplay.Worker(config, seed=1 + index, index=index)
+    self.worker = recipes.get(config.recipe).make_worker(
+        config, seed=1 + index, index=index)
     self.channel = _RayChannel(query_queue, example_queue, config.solvers)
     if service is not None:
       # The inference service holds the parameters; the worker loads none.

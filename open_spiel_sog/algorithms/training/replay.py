@@ -1,24 +1,97 @@
-"""A sliding-window replay buffer of encoded examples (either input)."""
+"""The pipeline's replay ring and the batches it holds, by field name.
+
+Every recipe's examples are named arrays (DESIGN.md section 18): the slot
+CVPN's `cvpn.Batch`, a recipe's `FieldBatch` (the policy-value network's
+inputs, legal masks and targets) or the token CVPN's `cvpn.TokenBatch`,
+whose examples each have their own number of tokens. `ReplayBuffer` keeps
+the newest `capacity` examples whatever their fields: fixed-shape fields in
+preallocated arrays, variable-shape examples in a ring of per-example
+dicts. Batches cross process boundaries as dicts of arrays (`as_dict`,
+`from_dict`).
+"""
 
 from __future__ import annotations
+
+from typing import Sequence
 
 import numpy as np
 
 from open_spiel_sog.algorithms.sog.cvpn import Batch
 from open_spiel_sog.algorithms.sog.cvpn import TokenBatch
 
+# The key that marks a `FieldBatch` in its `as_dict` form.
+_FIELD_BATCH = "__field_batch__"
+
+
+class FieldBatch:
+  """Examples as named arrays sharing their first dimension."""
+
+  def __init__(self, arrays: dict[str, np.ndarray]):
+    lengths = {len(a) for a in arrays.values()}
+    if len(lengths) > 1:
+      raise ValueError(f"FieldBatch: fields of different lengths "
+                       f"{ {k: len(a) for k, a in arrays.items()} }")
+    self.arrays = dict(arrays)
+
+  def __len__(self) -> int:
+    return len(next(iter(self.arrays.values()))) if self.arrays else 0
+
+  def fields(self) -> dict[str, np.ndarray]:
+    return self.arrays
+
+  def take(self, index) -> "FieldBatch":
+    return FieldBatch({k: a[index] for k, a in self.arrays.items()})
+
+  def as_dict(self) -> dict[str, np.ndarray]:
+    return {_FIELD_BATCH: np.zeros(0, np.uint8), **self.arrays}
+
+  @classmethod
+  def from_dict(cls, arrays: dict[str, np.ndarray]) -> "FieldBatch":
+    return cls({k: v for k, v in arrays.items() if k != _FIELD_BATCH})
+
+  @classmethod
+  def concatenate(cls, batches: Sequence["FieldBatch"]) -> "FieldBatch":
+    batches = [b for b in batches if len(b)]
+    if not batches:
+      return cls({})
+    return cls({k: np.concatenate([b.arrays[k] for b in batches])
+                for k in batches[0].arrays})
+
+
+def from_dict(arrays: dict[str, np.ndarray]):
+  """A batch from its `as_dict` form, whichever kind it is."""
+  if _FIELD_BATCH in arrays:
+    return FieldBatch.from_dict(arrays)
+  if "tokens" in arrays:
+    return TokenBatch.from_dict(arrays)
+  return Batch.from_dict(arrays)
+
+
+def _fields(batch) -> dict[str, np.ndarray]:
+  if isinstance(batch, FieldBatch):
+    return batch.arrays
+  return {f: getattr(batch, f) for f in Batch.FIELDS}
+
+
+def _make(kind, arrays: dict[str, np.ndarray]):
+  if kind is FieldBatch:
+    return FieldBatch(arrays)
+  return Batch(*(arrays[f] for f in Batch.FIELDS))
+
 
 class ReplayBuffer:
   """Keeps the latest `capacity` examples and samples uniform minibatches
-  from them: slot examples in a ring over preallocated arrays, token
-  examples (each of its own size) in a ring of per-example arrays, their
-  tokens kept in float16 (the tensors are mostly 0/1 planes)."""
+  from them: fixed-shape examples (`Batch`, `FieldBatch`) in a ring over
+  preallocated arrays, one per field; token examples (each of its own size)
+  in a ring of per-example dicts, their tokens kept in float16 (the tensors
+  are mostly 0/1 planes)."""
 
   def __init__(self, capacity: int):
     if capacity < 1:
       raise ValueError(f"replay buffer capacity must be >= 1, got {capacity}")
     self.capacity = capacity
     self._arrays: dict[str, np.ndarray] | None = None
+    self._kind = None
     self._examples: list | None = None
     self.size = 0
     self.added = 0  # examples ever added
@@ -45,16 +118,18 @@ class ReplayBuffer:
       self.size = len(self._examples)
       self.added += n
       return
+    fields = _fields(batch)
     if self._arrays is None:
+      self._kind = type(batch)
       self._arrays = {
-          f: np.zeros((self.capacity,) + getattr(batch, f).shape[1:],
-                      dtype=getattr(batch, f).dtype) for f in Batch.FIELDS}
+          f: np.zeros((self.capacity,) + a.shape[1:], dtype=a.dtype)
+          for f, a in fields.items()}
     if n > self.capacity:
-      batch = batch.take(slice(n - self.capacity, n))
+      fields = {f: a[n - self.capacity:] for f, a in fields.items()}
       n = self.capacity
     index = (self._next + np.arange(n)) % self.capacity
-    for f in Batch.FIELDS:
-      self._arrays[f][index] = getattr(batch, f)
+    for f, a in self._arrays.items():
+      a[index] = fields[f]
     self._next = int((self._next + n) % self.capacity)
     self.size = min(self.size + n, self.capacity)
     self.added += n
@@ -65,4 +140,4 @@ class ReplayBuffer:
     index = rng.integers(self.size, size=batch_size)
     if self._examples is not None:
       return TokenBatch.stack([self._examples[i] for i in index])
-    return Batch(*(self._arrays[f][index] for f in Batch.FIELDS))
+    return _make(self._kind, {f: a[index] for f, a in self._arrays.items()})

@@ -29,6 +29,7 @@ import pyspiel
 
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import inference
+from open_spiel_sog.algorithms.training import recipes
 from open_spiel_sog.algorithms.training.backends import make_backend
 from open_spiel_sog.algorithms.training.config import TrainConfig
 from open_spiel_sog.algorithms.training.replay import ReplayBuffer
@@ -123,25 +124,25 @@ class Trainer:
                        "sog_exploitability)" % self.evaluation.every)
     self.progress = progress
     self.summary_writer = summary_writer
-    observer = PublicStateObserver(self.game)
-    try:
-      encoder = cvpn.make_encoder(observer, config.network)
-    except ValueError as e:  # the slot input's walk of the whole game
-      if config.network.input != "slots":
-        raise
-      why = (f"it has more than {observer.config.max_public_states:,} public "
-             "states" if isinstance(e, PublicTreeTooLarge) else str(e))
+    self.recipe = recipes.get(config.recipe)
+    if self.evaluation.every > 0 and not self.recipe.exact_evaluation:
       raise ValueError(
-          "train: input=slots numbers private parts by a walk of the whole "
-          f"public tree, which {self.game} does not allow ({why}); "
-          "input=tokens (or auto) trains it") from None
+          f"train: exact exploitability during training (eval_every) "
+          f"measures the public_states recipe's CVPN; the {config.recipe} "
+          "recipe's network is measured by benchmarks/learning_curve.py")
     if resume:
       if not config.checkpoint:
         raise ValueError("train: resume needs a checkpoint path")
       if not os.path.exists(config.checkpoint):
         raise cvpn.CheckpointError(
             f"cannot resume: checkpoint {config.checkpoint!r} does not exist")
-      self.net = cvpn.load_checkpoint(config.checkpoint, config.game, encoder)
+      self.net = self.recipe.load_network(config.checkpoint, self.game)
+      saved_recipe = self.net.metadata.get("extra", {}).get(
+          "recipe", "public_states")
+      if saved_recipe != config.recipe:
+        raise cvpn.CheckpointError(
+            f"cannot resume from {config.checkpoint!r}: it was trained by "
+            f"the {saved_recipe} recipe, not {config.recipe}")
       if not self.net.metadata.get("has_optimizer"):
         raise cvpn.CheckpointError(
             f"cannot resume from {config.checkpoint!r}: it holds no "
@@ -155,12 +156,25 @@ class Trainer:
             f"{config.network.to_json()}")
       self.log(f"resuming {config.checkpoint} at step {self.net.step}")
     else:
-      self.net = cvpn.make_network(observer, config.network, encoder)
+      try:
+        self.net = self.recipe.make_network(config, self.game)
+      except ValueError as e:  # the slot input's walk of the whole game
+        if config.network.input != "slots" or not self.recipe.query_solvers:
+          raise
+        why = (f"it has more than "
+               f"{PublicStateObserver(self.game).config.max_public_states:,}"
+               " public states" if isinstance(e, PublicTreeTooLarge)
+               else str(e))
+        raise ValueError(
+            "train: input=slots numbers private parts by a walk of the whole "
+            f"public tree, which {self.game} does not allow ({why}); "
+            "input=tokens (or auto) trains it") from None
       with self._on_device():
         self.net.init(config.seed)
     extra = getattr(self.net, "metadata", {}).get("extra", {})
     self._previous_seconds = float(extra.get("train_seconds", 0.0))
     self._previous_examples = int(extra.get("examples", 0))
+    self._previous_games = int(extra.get("games", 0))
     self._started = None
     self.buffer = ReplayBuffer(config.replay_size)
     self.rng = np.random.default_rng([config.seed, 7])
@@ -173,7 +187,8 @@ class Trainer:
     """`config` with its input "auto" resolved (a resumed run takes its
     checkpoint's input), the choice logged."""
     if resume and config.network.input == "auto" and os.path.exists(
-        config.checkpoint):
+        config.checkpoint) and recipes.get(
+            config.recipe).network_input is None:
       saved = cvpn.read_checkpoint(config.checkpoint)[0]["network"]["input"]
       config = dataclasses.replace(config, network=dataclasses.replace(
           config.network, input=saved))
@@ -187,16 +202,32 @@ class Trainer:
     import jax  # pylint: disable=g-import-not-at-top
     return jax.default_device(self.device)
 
-  def save(self, path: str | None = None) -> None:
+  def train_seconds(self) -> float:
+    """Seconds of training in this run, earlier runs it resumed included."""
+    return self._previous_seconds + (
+        time.perf_counter() - self._started if self._started else 0.0)
+
+  def metadata(self) -> dict[str, Any]:
+    """What a checkpoint of this run says of itself (its `extra`): the
+    recipe, the settings, the versions it was trained with, and its
+    examples, games and wall minutes so far."""
+    seconds = self.train_seconds()
+    games = self._previous_games + int(
+        (self.backend.stats if self.backend is not None else {}).get(
+            "games", 0))
+    return {"trainer": "examples/train.py", "recipe": self.config.recipe,
+            "train": self.config.to_json(),
+            "train_seconds": round(seconds, 1),
+            "minutes": round(seconds / 60, 2),
+            "examples": self._previous_examples + self.buffer.added,
+            "games": games, "versions": versions()}
+
+  def save(self, path: str | None = None, include_optimizer: bool = True
+           ) -> None:
     path = path or self.config.checkpoint
     if path:
-      seconds = self._previous_seconds + (
-          time.perf_counter() - self._started if self._started else 0.0)
-      cvpn.save_checkpoint(path, self.net, game=self.game,
-                           extra={"train": self.config.to_json(),
-                                  "train_seconds": round(seconds, 1),
-                                  "examples": self._previous_examples +
-                                              self.buffer.added})
+      self.recipe.save(self.net, path, self.game, self.metadata(),
+                       include_optimizer=include_optimizer)
 
   def evaluate(self) -> dict[str, Any]:
     """Exact exploitability of SoG(eval.simulations, 1) with the network."""
@@ -233,6 +264,24 @@ class Trainer:
       plot_exploitability(self.history, ev.png,
                           title=f"SoG({ev.simulations}, 1) on {self.game}")
 
+  def _progress_line(self, losses) -> str:
+    """The once-a-minute progress line."""
+    stats = self.backend.stats if self.backend is not None else {}
+    seconds = self.train_seconds()
+    return (f"[{seconds / 60:6.1f} min] step {self.net.step} examples "
+            f"{self._previous_examples + self.buffer.added} games "
+            f"{self._previous_games + int(stats.get('games', 0))} loss "
+            f"{np.mean(losses) if losses else float('nan'):.4f}")
+
+  def snapshot(self) -> str:
+    """A copy of the network (no optimiser state) in `snapshot_dir`,
+    named by the run's minute (min_MMM.npz); returns its path."""
+    minutes = int(round(self.train_seconds() / 60))
+    path = os.path.join(self.config.snapshot_dir, f"min_{minutes:03d}.npz")
+    os.makedirs(self.config.snapshot_dir, exist_ok=True)
+    self.save(path, include_optimizer=False)
+    return path
+
   def request_stop(self, reason: str = "stopped") -> None:
     """Ends `run()` after the current step (safe from a signal handler): the
     workers stop, the checkpoint is written and the summary returned, with
@@ -266,12 +315,27 @@ class Trainer:
     used = 0  # examples drawn by this run's minibatches
     start_step = self.net.step
     last = {}
+    # The run's bounds: steps (0: none) and minutes in total (0: none).
+    max_steps = cfg.steps or float("inf")
+    deadline = (started + 60 * cfg.minutes - self._previous_seconds
+                if cfg.minutes else float("inf"))
+    next_report = started + 60.0
+    next_snapshot = (started + 60 * cfg.snapshot_minutes
+                     if cfg.snapshot_dir else float("inf"))
     try:
       backend.start(self.net.params)
       with self._on_device(), progress_bar(
-          cfg.steps - start_step, f"train {cfg.game}",
+          cfg.steps - start_step if cfg.steps else None, f"train {cfg.game}",
           disable=not self.progress) as bar:
-        while self.net.step < cfg.steps and self.stopped is None:
+        while (self.net.step < max_steps and self.stopped is None and
+               now() < deadline):
+          t = now()
+          if t >= next_report:
+            next_report = t + 60.0
+            self.log(self._progress_line(losses))
+          if t >= next_snapshot:
+            next_snapshot = t + 60 * cfg.snapshot_minutes
+            self.snapshot()
           ready = (len(self.buffer) >= max(cfg.min_replay, 1) and
                    used + cfg.batch_size <=
                    cfg.max_updates_per_example * self.buffer.added)
@@ -334,11 +398,15 @@ class Trainer:
       backend.stop()
     last = read_losses(pending, losses) or last
     self.save()
+    if cfg.snapshot_dir and self.stopped is None:
+      self.snapshot()
     if self.stopped is None and ev.every and (
         not self.history or self.history[-1]["step"] != self.net.step):
       self._record_eval(started, list(losses))
-    return {"game": cfg.game, "steps": self.net.step,
+    meta = self.metadata()
+    return {"game": cfg.game, "recipe": cfg.recipe, "steps": self.net.step,
             "seconds": time.perf_counter() - started,
+            "minutes": meta["minutes"], "games": meta["games"],
             "examples": self.buffer.added,
             "loss": float(np.mean(losses)) if losses else None,
             "last": last, "checkpoint": cfg.checkpoint or None,
@@ -346,6 +414,18 @@ class Trainer:
             "evaluations": self.history,
             "timing": {k: round(v, 3) for k, v in timing.items()},
             "worker_stats": backend.stats}
+
+
+def versions() -> dict[str, str]:
+  """The package's and OpenSpiel's versions (checkpoint metadata)."""
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
+  out = {}
+  for package in ("open_spiel_sog", "open_spiel"):
+    try:
+      out[package] = metadata.version(package)
+    except metadata.PackageNotFoundError:
+      out[package] = "unknown"
+  return out
 
 
 def read_losses(pending: list, losses) -> dict[str, float]:

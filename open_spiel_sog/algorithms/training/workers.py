@@ -11,13 +11,22 @@ to a file. `WorkerClock` records where a worker's time goes and
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import os
 import queue as queue_lib
+import signal
+import sys
+import threading
 import time
+import zipfile
 from typing import Any, Callable
 
+import numpy as np
+
 from open_spiel_sog.algorithms.sog import cvpn
+from open_spiel_sog.algorithms.networks import CheckpointError
+from open_spiel_sog.algorithms.training import replay
 from open_spiel_sog.algorithms.training import selfplay
 
 # Queries a solver takes from the queue and solves in one go at most (the
@@ -160,9 +169,44 @@ def receive_examples(messages, worker_stats: "WorkerStats"
   their stats go to `worker_stats`."""
   out = []
   for arrays, stats in messages:
-    out.append(cvpn.batch_from_dict(arrays))
+    out.append(replay.from_dict(arrays))
     worker_stats.update(stats)
   return out
+
+
+def read_params(path: str) -> dict[str, np.ndarray]:
+  """The "params/..." arrays of a network file the learner published
+  (any recipe's network: `networks.write_npz`)."""
+  try:
+    with np.load(path, allow_pickle=False) as z:
+      return {k: z[k] for k in z.files if k.startswith("params/")}
+  except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+    raise CheckpointError(f"{path!r}: unreadable parameters: {e}") from None
+
+
+def die_with_parent() -> None:
+  """Ends this worker process when its parent (the learner) dies, however
+  it dies (SIGKILL included): on Linux the kernel sends SIGKILL on the
+  parent's death (prctl PR_SET_PDEATHSIG); everywhere, a daemon thread
+  checks every half second that the parent is still this process's parent
+  and exits at once when it is not (an orphan is adopted by another)."""
+  parent = os.getppid()
+  if sys.platform.startswith("linux"):
+    try:
+      libc = ctypes.CDLL(None, use_errno=True)
+      libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+      pass
+
+  def watch():
+    while True:
+      if os.getppid() != parent:
+        os._exit(1)  # pylint: disable=protected-access
+      time.sleep(0.5)
+
+  threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+  if os.getppid() != parent:  # (it died before the watch began)
+    os._exit(1)  # pylint: disable=protected-access
 
 
 class ParamFile:
@@ -182,7 +226,7 @@ class ParamFile:
       return None
     if mtime == self._mtime:
       return None
-    _, arrays = cvpn.read_checkpoint(self.path)
+    arrays = read_params(self.path)
     self._mtime = mtime
     return cvpn.unflatten(self.template, arrays, "params", self.path)
 

@@ -1,279 +1,398 @@
-r"""Trains a CVPN by sound self-play (Algorithm 2 of the SoG paper).
+r"""Trains the network that the sog bot searches a game with: one command for
+every game (DESIGN.md section 18).
 
-    python examples/train.py --game=kuhn_poker --steps=2000 \
-        --checkpoint=/tmp/kuhn.npz --eval_every=500
+    python examples/train.py --game=connect_four --minutes=60
+    python examples/train.py --game=leduc_poker --steps=2000
+    python examples/train.py --game=phantom_ttt --minutes=30
 
-Actors play self-play games with SoG(actor_simulations,
-actor_expansions_per_update) re-solving at every decision; query solvers run
-SoG(solver_simulations, solver_expansions_per_update) from the queries for
-value targets; the learner trains the network on a sliding-window replay
-buffer. For games small enough for OpenSpiel's exact exploitability,
-`--eval_every` measures SoG's exploitability with the current network and
-writes it to `--eval_csv` and `--eval_png`. With the tensorboard extra
-installed (tensorflow and tensorboard), `--tensorboard_dir` gets TensorBoard
-summaries; without it, the run stops before training. `--resume`
-continues from `--checkpoint`. `--json` prints a summary as the last line.
+`--recipe=auto` (the default) asks the question the sog bot asks at load
+time, and the first line printed says which recipe and why:
 
-Ctrl-C (SIGINT) or SIGTERM stops the workers, writes the checkpoint, prints
-the summary and exits with 130 or 143; `--resume` continues from there. A
-second signal aborts at once.
+  perfect_information  perfect information, C++ states: SoG's Go setting on
+                       the native engine (a policy-value network);
+  public_states        the public tree enumerates: sound self-play with
+                       query solvers (Algorithm 2; the slot CVPN);
+  fog_of_war           past that bound: the anchored subgame, with the query
+                       solver in each actor (the token CVPN, or the game's
+                       declared encoding).
 
-The shipped networks in open_spiel_sog/data/ were made with the commands in
-README.md ("Shipped networks").
+Every recipe runs on the same pipeline: actor processes (`--actors`, or the
+inline and Ray backends), a replay ring, one learner. A run lives in
+`--run_dir` (default runs/<game>): the checkpoint (checkpoint.npz, with its
+metadata: game, recipe, settings, versions, steps, examples, games,
+minutes), a snapshot every --snapshot_minutes (snapshots/min_MMM.npz, for
+benchmarks/learning_curve.py) and the log (train.log). Rerunning the same
+command resumes the run; `--minutes` (in total, over resumes) or `--steps`
+bounds it. The sog bot uses the result with checkpoint=RUN_DIR/
+checkpoint.npz, or with value_function=auto once it ships in
+open_spiel_sog/data/.
+
+Flags have the recipe's defaults where unset; a flag the chosen recipe does
+not use is refused in one line naming the recipes that use it
+(docs/training.md lists every flag). Progress goes to stderr and the log
+once a minute; `--json` prints a summary as the last line. Ctrl-C (SIGINT)
+or SIGTERM stops the workers, writes the checkpoint and exits with 130 or
+143; a second signal aborts at once. Worker processes end with the trainer
+however it ends.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import re
 import sys
 
 from absl import app
 from absl import flags
 
+from open_spiel_sog.algorithms.networks import NetworkConfig
+from open_spiel_sog.algorithms.networks.policy_value import POLICY_VALUE_FORMAT
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import BACKENDS
 from open_spiel_sog.algorithms.training import EvalConfig
 from open_spiel_sog.algorithms.training import INFERENCE
-from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import LEARNER_THREADS
 from open_spiel_sog.algorithms.training import PLATFORMS
+from open_spiel_sog.algorithms.training import recipes
 from open_spiel_sog.algorithms.training import SOLVERS
-from open_spiel_sog.algorithms.training import Trainer
 from open_spiel_sog.algorithms.training import stop_on_signals
+from open_spiel_sog.algorithms.training import TrainConfig
+from open_spiel_sog.algorithms.training import Trainer
+from open_spiel_sog.algorithms.training.perfect_information import POLICY_TARGETS
 from open_spiel_sog.evaluation import exploitability
+from open_spiel_sog.utils.games import load_game
 
 _D = TrainConfig()
-_N = cvpn.NetworkConfig()
 _E = EvalConfig()
+_PI = recipes.PerfectInformationSettings()
+_FOG = recipes.FogOfWarSettings()
+_RECIPE_DEFAULT = "the recipe's default"
 
-_GAME = flags.DEFINE_string("game", _D.game, "Game string for load_game.")
-_STEPS = flags.DEFINE_integer("steps", _D.steps, "Gradient updates in total.")
-_ACTOR_S = flags.DEFINE_integer(
-    "actor_simulations", _D.actor_simulations,
-    "s of the actors' SoG(s, c) searches.")
-_ACTOR_C = flags.DEFINE_float(
-    "actor_expansions_per_update", _D.actor_expansions_per_update,
-    "c of the actors' SoG(s, c) searches.")
-_SOLVER_S = flags.DEFINE_integer(
-    "solver_simulations", _D.solver_simulations,
-    "s of the query solvers' SoG(s, c) searches.")
-_SOLVER_C = flags.DEFINE_float(
-    "solver_expansions_per_update", _D.solver_expansions_per_update,
-    "c of the query solvers' SoG(s, c) searches.")
-_SOLVER = flags.DEFINE_enum(
-    "solver", _D.solver, list(SOLVERS),
-    "How query solvers value a query: search (SoG(solver_simulations, "
-    "solver_expansions_per_update) with the network at its leaves, the "
-    "paper's) or exact (the query's subgame solved to --solver_tolerance: "
-    "exact targets for games with small subgames, such as liar's dice; one "
-    "target per query, no recursive queries).")
-_SOLVER_TOLERANCE = flags.DEFINE_float(
-    "solver_tolerance", _D.solver_tolerance,
-    "With --solver=exact: the subgame exploitability (a fraction of the "
-    "utility range) each query is solved to.")
-_ACTORS = flags.DEFINE_integer("actors", _D.actors, "Actor workers.")
-_SOLVERS = flags.DEFINE_integer("solvers", _D.solvers,
-                                "Query solver workers (0: no value targets "
-                                "from queries).")
+# --- The pipeline (every recipe) ---------------------------------------------
+_GAME = flags.DEFINE_string("game", None, "Game string for load_game "
+                            "(two-player zero-sum).", required=True)
+_RECIPE = flags.DEFINE_enum(
+    "recipe", "auto", list(recipes.RECIPE_CHOICES),
+    "What to train: auto (the search the sog bot's defaults run on the "
+    "game), perfect_information, public_states or fog_of_war.")
+_RUN_DIR = flags.DEFINE_string(
+    "run_dir", None, "The run's folder (checkpoint, snapshots, log); "
+    "default runs/<game>. Rerunning with the same folder resumes the run.")
+_MINUTES = flags.DEFINE_float(
+    "minutes", None, "Wall-clock minutes of training in total, over resumes "
+    "(default 60 where --steps is unset; 0: no bound).")
+_STEPS = flags.DEFINE_integer("steps", None, "Gradient steps in total "
+                              "(default: no bound; --minutes bounds the run).")
+_RESUME = flags.DEFINE_bool(
+    "resume", True, "Continue from the run's checkpoint where it exists "
+    "(--noresume starts over, replacing it).")
+_CHECKPOINT = flags.DEFINE_string(
+    "checkpoint", None, "The checkpoint's path (default RUN_DIR/"
+    "checkpoint.npz).")
+_CHECKPOINT_EVERY = flags.DEFINE_integer(
+    "checkpoint_every", None, "Steps between checkpoints (default: every "
+    "1,000 steps; 0: at the end only; a stop by signal writes one too).")
+_KEEP = flags.DEFINE_bool("keep_checkpoints", _D.keep_checkpoints,
+                          "Keep every periodic checkpoint as "
+                          "PATH.step-N.npz.")
+_SNAPSHOT_DIR = flags.DEFINE_string(
+    "snapshot_dir", None, "Where a copy of the network goes every "
+    "--snapshot_minutes (default RUN_DIR/snapshots).")
+_SNAPSHOT_MIN = flags.DEFINE_float("snapshot_minutes", _D.snapshot_minutes,
+                                   "Minutes between snapshots.")
 _BACKEND = flags.DEFINE_enum(
     "backend", _D.backend, list(BACKENDS),
-    "inline: one process; process: multiprocessing workers; ray: Ray actors "
-    "(pip install 'open_spiel_sog[ray]').")
-_IDLE_PLAY = flags.DEFINE_bool(
-    "idle_solvers_play", _D.idle_solvers_play,
-    "A query solver with no query waiting plays a self-play game instead of "
-    "waiting (--noidle_solvers_play: it waits).")
-_WALKS = flags.DEFINE_integer(
-    "walks_per_simulation", _D.walks_per_simulation,
-    "Walks a search's expansion simulation may draw: walks ending at "
-    "terminals already in the tree are drawn again (1: each walk is a "
-    "simulation, the search the shipped networks were trained with).")
+    "inline: one process (deterministic for a seed); process: actor "
+    "processes beside the learner; ray: Ray actors (pip install "
+    "'open_spiel_sog[ray]').")
+_ACTORS = flags.DEFINE_integer("actors", _D.actors, "Actor workers "
+                               "(process and ray backends).")
+_BATCH = flags.DEFINE_integer("batch_size", None, "Examples per gradient "
+                              "step.")
+_REPLAY = flags.DEFINE_integer("replay_size", None, "The replay window, in "
+                               "examples.")
+_MIN_REPLAY = flags.DEFINE_integer("min_replay", None,
+                                   "Examples before learning starts.")
+_MAX_UPDATES = flags.DEFINE_float(
+    "max_updates_per_example", None,
+    "Uses of each example by the learner at most (steps x batch_size per "
+    "example added; learning waits for data beyond it).")
+_PUBLISH = flags.DEFINE_integer("publish_every", _D.publish_every,
+                                "Steps between parameter publications.")
+_SEED = flags.DEFINE_integer("seed", _D.seed, "Seed of the run.")
 _RAY_ADDRESS = flags.DEFINE_string(
     "ray_address", _D.ray_address,
-    "With --backend=ray: the Ray cluster to train on (host:port of its head, "
-    "or 'auto' for the one `ray start` runs here); empty starts a local Ray.")
+    "With --backend=ray: the Ray cluster (host:port of its head, or 'auto' "
+    "for the one `ray start` runs here); empty starts a local Ray.")
 _LEARNER_PLATFORM = flags.DEFINE_enum(
     "learner_platform", _D.learner_platform, list(PLATFORMS),
     "Where the learner's gradient steps run (gpu: an error when JAX sees "
     "none).")
 _LEARNER_THREADS = flags.DEFINE_enum(
     "learner_threads", _D.learner_threads, list(LEARNER_THREADS),
-    "Compute threads of the learner's JAX on the CPU: all (a pool as wide "
-    "as the machine), one (the workers keep their cores) or auto (one when "
-    "the workers take every core but one).")
+    "Compute threads of the learner's JAX on the CPU: all, one, or auto "
+    "(one when the workers take every core but one).")
 _WORKER_PLATFORM = flags.DEFINE_enum(
     "worker_platform", _D.worker_platform, list(PLATFORMS),
-    "Where the workers' JAX runs (searches are faster on the CPU; cpu keeps "
-    "them off the accelerator's memory).")
-_INFERENCE = flags.DEFINE_enum(
-    "inference", _D.inference, list(INFERENCE),
-    "Where the workers' network calls run: local (each worker's own copy of "
-    "the network, numpy on its host) or cpu / gpu (one inference service "
-    "process batches every worker's leaf batches into one jitted forward "
-    "pass on that platform; --backend=process or ray (there: a Ray actor on "
-    "the learner's node), --input=slots only; gpu: "
-    "an error when JAX sees none).")
-_BATCH = flags.DEFINE_integer("batch_size", _D.batch_size,
-                              "Examples per gradient update.")
-_REPLAY = flags.DEFINE_integer("replay_size", _D.replay_size,
-                               "Sliding-window replay buffer capacity.")
-_MIN_REPLAY = flags.DEFINE_integer("min_replay", _D.min_replay,
-                                   "Examples before learning starts.")
-_MAX_UPDATES = flags.DEFINE_float(
-    "max_updates_per_example", _D.max_updates_per_example,
-    "Learning waits for data beyond this many uses per example.")
-_Q_SEARCH = flags.DEFINE_float("q_search", _D.q_search,
-                               "Queries pushed per actor search, on average.")
-_Q_RECURSIVE = flags.DEFINE_float(
-    "q_recursive", _D.q_recursive,
-    "Queries pushed per solver search, on average.")
-_P_TD1 = flags.DEFINE_float("p_td1", _D.p_td1,
-                            "Probability of a TD(1) value target per main-line"
-                            " public state.")
-_EPSILON = flags.DEFINE_float("epsilon", _D.epsilon,
-                              "Uniform mix of the self-play policy.")
+    "Where the workers' JAX runs.")
+_PROGRESS = flags.DEFINE_bool("progress", True, "Show a progress bar.")
+_JSON = flags.DEFINE_bool("json", False,
+                          "Print a JSON summary as the last line.")
+_TENSORBOARD = flags.DEFINE_string(
+    "tensorboard_dir", "",
+    "TensorBoard summaries (needs tensorflow and tensorboard: pip install "
+    "'open_spiel_sog[tensorboard]').")
+# The network (every recipe; defaults: the recipe's network).
+_HIDDEN = flags.DEFINE_list("hidden", None, "Hidden layer widths of the "
+                            "value MLP (the token CVPN's history MLP).")
+_POLICY_HIDDEN = flags.DEFINE_list("policy_hidden", None, "Hidden layer "
+                                   "widths of the policy MLP.")
+_OPTIMIZER = flags.DEFINE_enum("optimizer", None, list(cvpn.OPTIMIZERS),
+                               "Optimiser (default adam).")
+_LR = flags.DEFINE_float("learning_rate", None, "Initial learning rate.")
+_LR_DECAY = flags.DEFINE_float("lr_decay_rate", None,
+                               "d in alpha_0 * d^(t / T_decay).")
+_LR_STEPS = flags.DEFINE_integer("lr_decay_steps", None,
+                                 "T_decay in alpha_0 * d^(t / T_decay).")
+_VALUE_W = flags.DEFINE_float("value_weight", None,
+                              "Weight of the value loss.")
+_POLICY_W = flags.DEFINE_float("policy_weight", None,
+                               "Weight of the policy cross-entropy.")
+_PRIOR_T = flags.DEFINE_float("prior_temperature", None,
+                              "Softmax temperature of the prior policy.")
+_HUBER_DELTA = flags.DEFINE_float(
+    "huber_delta", None, "Delta of the value Huber loss (values in units "
+    "of the largest absolute utility).")
+_WEIGHT_DECAY = flags.DEFINE_float("weight_decay", None,
+                                   "L2 penalty on the weights (0: none).")
+
+# --- Shared by some recipes --------------------------------------------------
+_SIMS = flags.DEFINE_integer("simulations", None, "Growth simulations of "
+                             "an actor's search (SoG(s, c)'s s).")
+_C = flags.DEFINE_float(
+    "expansions_per_update", None, "c of the actors' SoG(s, c) "
+    "(perfect_information: -1 paces CFR+ iterations by work).")
+_SOLVER_S = flags.DEFINE_integer("solver_simulations", None,
+                                 "Growth simulations of a query solver's "
+                                 "search.")
+_Q_SEARCH = flags.DEFINE_float("q_search", None, "Queries solved per actor "
+                               "search, on average.")
+_Q_RECURSIVE = flags.DEFINE_float("q_recursive", None, "Queries each solver "
+                                  "search adds, on average.")
+_EPSILON = flags.DEFINE_float("epsilon", None, "Share of self-play moves "
+                              "played uniformly at random (public_states: "
+                              "the uniform mix of the policy).")
+_P_TD1 = flags.DEFINE_float(
+    "p_td1", None, "Table S2's p_td1: perfect_information: the share of "
+    "decisions that are examples; public_states: the probability that a "
+    "main-line public state gets the outcome as a value target.")
+_GREEDY_AFTER = flags.DEFINE_integer(
+    "greedy_after", None, "perfect_information: moves drawn from the "
+    "search's policy before argmax play; public_states: play greedily after "
+    "this many moves (0: never).")
+_TOKEN_WIDTH = flags.DEFINE_integer(
+    "token_width", None, "The token CVPN's infostate and public embedding "
+    "width.")
+_CONV_CHANNELS = flags.DEFINE_list(
+    "conv_channels", None, "The token CVPN's 3x3 convolution channels for "
+    "board-shaped tensors (empty: an MLP reads them).")
+
+# --- public_states -----------------------------------------------------------
+_SOLVER_C = flags.DEFINE_float(
+    "solver_expansions_per_update", _D.solver_expansions_per_update,
+    "c of the query solvers' SoG(s, c).")
+_SOLVER = flags.DEFINE_enum(
+    "solver", _D.solver, list(SOLVERS),
+    "How query solvers value a query: search (SoG with the network at its "
+    "leaves, the paper's) or exact (the query's subgame solved to "
+    "--solver_tolerance; one target per query, no recursive queries).")
+_SOLVER_TOLERANCE = flags.DEFINE_float(
+    "solver_tolerance", _D.solver_tolerance,
+    "With --solver=exact: the subgame exploitability (a fraction of the "
+    "utility range) each query is solved to.")
+_SOLVERS = flags.DEFINE_integer("solvers", None, "Query solver workers "
+                                "(default 1; 0: no value targets from "
+                                "queries).")
+_SOLVER_TARGETS = flags.DEFINE_integer(
+    "solver_value_targets", _D.solver_value_targets,
+    "Value targets per solver search: the root plus up to N-1 interior "
+    "public states (1: the root only, as in the paper).")
+_IDLE_PLAY = flags.DEFINE_bool(
+    "idle_solvers_play", _D.idle_solvers_play,
+    "A query solver with no query waiting plays a self-play game.")
+_WALKS = flags.DEFINE_integer(
+    "walks_per_simulation", _D.walks_per_simulation,
+    "Walks a search's expansion simulation may draw (1: each walk is a "
+    "simulation).")
 _RESIGN = flags.DEFINE_float(
     "resign_threshold", None,
-    "Resign below this expected value (utility units); unset: never resign.")
+    "Resign below this expected value (utility units); unset: never.")
 _P_NO_RESIGN = flags.DEFINE_float("p_no_resign", _D.p_no_resign,
                                   "Share of games played out with resigning "
                                   "on.")
 _MAX_MOVES = flags.DEFINE_integer("max_moves", _D.max_moves,
                                   "Moves per self-play game (0: unlimited).")
-_GREEDY_AFTER = flags.DEFINE_integer(
-    "greedy_after", _D.greedy_after, "Play greedily after this many moves "
-    "(0: never).")
 _SEARCH_OPPONENT = flags.DEFINE_bool(
     "search_opponent_nodes", _D.search_opponent_nodes,
-    "Each seat also re-solves at the other's decisions, as the sog bot does "
-    "(--nosearch_opponent_nodes: at its own only).")
-_ALPHA = flags.DEFINE_float(
-    "alpha", _D.alpha,
-    "The re-solving gadget's mix with the previous opponent range.")
-_MAX_QUEUED = flags.DEFINE_integer(
-    "max_queued_queries", _D.max_queued_queries,
-    "Capacity of the query queue (new queries are dropped when it is full).")
-_PUBLISH = flags.DEFINE_integer("publish_every", _D.publish_every,
-                                "Steps between parameter publications.")
-_SEED = flags.DEFINE_integer("seed", _D.seed, "Seed of the run.")
-_HIDDEN = flags.DEFINE_list("hidden", [str(h) for h in _N.hidden],
-                            "Hidden layer widths of the MLP.")
-_POLICY_HIDDEN = flags.DEFINE_list(
-    "policy_hidden", [str(h) for h in _N.policy_hidden],
-    "Hidden layer widths of the policy MLP (its own torso).")
-_OPTIMIZER = flags.DEFINE_enum("optimizer", _N.optimizer,
-                               list(cvpn.OPTIMIZERS), "Optimiser.")
-_LR = flags.DEFINE_float("learning_rate", _N.learning_rate,
-                         "Initial learning rate alpha_0.")
-_LR_DECAY = flags.DEFINE_float("lr_decay_rate", _N.lr_decay_rate,
-                               "d in alpha_0 * d^(t / T_decay).")
-_LR_STEPS = flags.DEFINE_integer("lr_decay_steps", _N.lr_decay_steps,
-                                 "T_decay in alpha_0 * d^(t / T_decay).")
-_VALUE_W = flags.DEFINE_float("value_weight", _N.value_weight,
-                              "Weight of the value (Huber) loss.")
-_SOLVER_TARGETS = flags.DEFINE_integer(
-    "solver_value_targets", _D.solver_value_targets,
-    "Value targets per solver search: the root plus up to N-1 interior "
-    "public states of its tree (1: the root only, as in the paper).")
-_POLICY_W = flags.DEFINE_float("policy_weight", _N.policy_weight,
-                               "Weight of the policy (cross-entropy) loss.")
-_PRIOR_T = flags.DEFINE_float("prior_temperature", _N.prior_temperature,
-                              "Softmax temperature of the prior policy.")
-_HUBER_DELTA = flags.DEFINE_float(
-    "huber_delta", _N.huber_delta,
-    "Delta of the value Huber loss (values are in units of the largest "
-    "absolute utility: 1 is the whole payoff scale).")
-_WEIGHT_DECAY = flags.DEFINE_float("weight_decay", _N.weight_decay,
-                                   "L2 penalty on the weights (0: none).")
-_INPUT = flags.DEFINE_enum(
-    "input", _D.network.input, list(cvpn.INPUT_CHOICES),
-    "The network's input: slots (each player's private parts numbered by a "
-    "walk of the whole game: small games), tokens (one token per "
-    "infostate of the public state, exact or sampled: any game) or auto "
-    "(slots where the game's public tree enumerates within 20,000 public "
-    "states and 1,000,000 histories, none of its public states past "
-    "--max_histories; tokens otherwise; printed at start).")
-_TOKEN_WIDTH = flags.DEFINE_integer(
-    "token_width", _N.token_width,
-    "With --input=tokens: the width of the infostate and public "
-    "embeddings.")
-_CONV_CHANNELS = flags.DEFINE_list(
-    "conv_channels", [str(c) for c in _N.conv_channels],
-    "With --input=tokens, for board-shaped tensors: channels of the 3x3 "
-    "convolutions.")
+    "Each seat also re-solves at the other's decisions, as the sog bot "
+    "does.")
+_ALPHA = flags.DEFINE_float("alpha", _D.alpha, "The re-solving gadget's mix "
+                            "with the previous opponent range.")
+_MAX_QUEUED = flags.DEFINE_integer("max_queued_queries",
+                                   _D.max_queued_queries,
+                                   "Capacity of the query queue.")
 _MAX_HISTORIES = flags.DEFINE_integer(
-    "max_histories", _D.max_histories,
-    "With --input=tokens: public states with more histories are samples of "
-    "this many, as in the sog bot (0: every public state exact).")
-_CHECKPOINT = flags.DEFINE_string("checkpoint", _D.checkpoint,
-                                  "Where to write the checkpoint (.npz).")
-_CHECKPOINT_EVERY = flags.DEFINE_integer(
-    "checkpoint_every", _D.checkpoint_every,
-    "Steps between checkpoints (0: only at the end).")
-_KEEP = flags.DEFINE_bool("keep_checkpoints", _D.keep_checkpoints,
-                          "Keep every periodic checkpoint as "
-                          "PATH.step-N.npz.")
-_RESUME = flags.DEFINE_bool("resume", False,
-                            "Continue from --checkpoint.")
+    "max_histories", _D.max_histories, "With the token input: public states "
+    "with more histories are samples of this many (0: every one exact).")
+_INPUT = flags.DEFINE_enum(
+    "input", None, list(cvpn.INPUT_CHOICES),
+    "The CVPN's input: slots (private parts numbered by a walk of the whole "
+    "game), tokens (one token per infostate) or auto (default: slots where "
+    "the public tree enumerates, printed at start).")
+_INFERENCE = flags.DEFINE_enum(
+    "inference", _D.inference, list(INFERENCE),
+    "Where the workers' network calls run: local (each worker's own copy) or "
+    "cpu / gpu (one inference service batches every worker's leaves; "
+    "process or ray backend, slot input).")
 _EVAL_EVERY = flags.DEFINE_integer(
-    "eval_every", _E.every, "Steps between exact exploitability measurements "
-    "of SoG with the current network (small games; 0: never).")
+    "eval_every", _E.every, "Steps between exact exploitability "
+    "measurements of SoG with the current network (small games; 0: never).")
 _EVAL_S = flags.DEFINE_integer("eval_simulations", _E.simulations,
                                "s of the evaluated SoG(s, 1).")
 _EVAL_SEEDS = flags.DEFINE_list("eval_seeds", [str(s) for s in _E.seeds],
                                 "Seeds of each exploitability measurement.")
-_EVAL_CSV = flags.DEFINE_string("eval_csv", _E.csv,
-                                "CSV of (step, seconds, examples, loss, "
-                                "exploitability).")
-_EVAL_PNG = flags.DEFINE_string("eval_png", _E.png,
-                                "PNG plot of exploitability against steps.")
-_TENSORBOARD = flags.DEFINE_string(
-    "tensorboard_dir", "",
-    "TensorBoard summaries (needs tensorflow and tensorboard: pip install "
-    "'open_spiel_sog[tensorboard]').")
-_PROGRESS = flags.DEFINE_bool("progress", True, "Show a progress bar.")
-_JSON = flags.DEFINE_bool("json", False,
-                          "Print a JSON summary as the last line.")
+_EVAL_CSV = flags.DEFINE_string("eval_csv", _E.csv, "CSV of (step, seconds, "
+                                "examples, loss, exploitability).")
+_EVAL_PNG = flags.DEFINE_string("eval_png", _E.png, "PNG plot of "
+                                "exploitability against steps.")
+
+# --- perfect_information -----------------------------------------------------
+_CHEAP = flags.DEFINE_integer(
+    "cheap_simulations", _PI.cheap_simulations,
+    "Playout-cap randomisation: simulations of a cheap search (no policy "
+    "target).")
+_FULL_P = flags.DEFINE_float(
+    "full_search_probability", _PI.full_search_probability,
+    "Playout-cap randomisation: the probability of a full search (1: off).")
+_GAMES = flags.DEFINE_integer("games", _PI.games, "Games played side by side "
+                              "in each actor (the network's batch).")
+_DIR_ALPHA = flags.DEFINE_float("dirichlet_alpha", _PI.dirichlet_alpha,
+                                "Dirichlet noise concentration at the root.")
+_DIR_FRACTION = flags.DEFINE_float(
+    "dirichlet_fraction", _PI.dirichlet_fraction,
+    "Share of Dirichlet noise in the root prior of full searches.")
+_ROOT_W = flags.DEFINE_float("root_value_weight", _PI.root_value_weight,
+                             "Value target: (1 - w) outcome + w root value.")
+_TARGET = flags.DEFINE_enum("policy_target", _PI.policy_target,
+                            list(POLICY_TARGETS),
+                            "search: the root's CFR average policy; gumbel: "
+                            "completed-Q with Gumbel move selection.")
+_CPUCT = flags.DEFINE_float("c_puct", _PI.c_puct, "PUCT's exploration "
+                            "constant.")
+_SYM = flags.DEFINE_bool("symmetries", _PI.symmetries, "Augment examples "
+                         "with the board's symmetries where the game has "
+                         "them.")
+
+# --- fog_of_war --------------------------------------------------------------
+_ROOT_H = flags.DEFINE_integer("root_histories", _FOG.root_histories,
+                               "Histories of the searcher's infostate at the "
+                               "anchored root.")
+_ORDER2 = flags.DEFINE_integer("order2_histories", _FOG.order2_histories,
+                               "Histories of each opponent infostate at the "
+                               "root (the order-2 set).")
+_LEAF_BATCH = flags.DEFINE_integer("leaf_batch", _FOG.leaf_batch,
+                                   "New leaves valued by one network call.")
+_ROOT_EXAMPLES = flags.DEFINE_bool("root_examples", _FOG.root_examples,
+                                   "Also learn on each actor search's root.")
+_OUTCOME = flags.DEFINE_float(
+    "outcome_weight", _FOG.outcome_weight, "The game's return's share of a "
+    "root example's value targets at the infostates the game passed "
+    "through (0: the search's values alone, as SoG's recipe).")
+_MAX_QUERIES = flags.DEFINE_integer("max_queries", _FOG.max_queries,
+                                    "Queries solved per actor search at "
+                                    "most.")
+_ENGINE = flags.DEFINE_enum("engine", _FOG.engine,
+                            ["auto", "native", "python"],
+                            "Where the anchored tree lives (auto: native "
+                            "where it can run).")
+
+# Flag -> the TrainConfig field, NetworkConfig field ("network." + name) or
+# recipe setting ("recipe." + name) it sets, where the names differ.
+_TARGETS = {
+    "simulations": "actor_simulations",
+    "expansions_per_update": "actor_expansions_per_update",
+}
+_NETWORK_FLAGS = ("hidden", "policy_hidden", "optimizer", "learning_rate",
+                  "lr_decay_rate", "lr_decay_steps", "value_weight",
+                  "policy_weight", "prior_temperature", "huber_delta",
+                  "weight_decay", "input", "token_width", "conv_channels")
+# Flags the pipeline reads for some recipes only, beyond `recipes.reads`.
+_ONLY = {"input": ["public_states"],
+         "token_width": ["public_states", "fog_of_war"],
+         "conv_channels": ["public_states", "fog_of_war"],
+         "eval_every": ["public_states"], "eval_simulations":
+             ["public_states"], "eval_seeds": ["public_states"],
+         "eval_csv": ["public_states"], "eval_png": ["public_states"],
+         "inference": ["public_states"], "solvers": ["public_states"]}
+_PIPELINE = ("game", "recipe", "run_dir", "minutes", "steps", "resume",
+             "checkpoint", "checkpoint_every", "keep_checkpoints",
+             "snapshot_dir", "snapshot_minutes", "backend", "actors",
+             "batch_size", "replay_size", "min_replay",
+             "max_updates_per_example", "publish_every", "seed",
+             "ray_address", "learner_platform", "learner_threads",
+             "worker_platform", "progress", "json", "tensorboard_dir")
 
 
-_TENSORBOARD_INSTALL = "pip install 'open_spiel_sog[tensorboard]'"
+def flag_recipes(name: str) -> list[str]:
+  """The recipes that use the flag `name` (every one for the pipeline's)."""
+  if name in _ONLY:
+    return _ONLY[name]
+  if name in _PIPELINE or name in _NETWORK_FLAGS:
+    return list(recipes.RECIPES)
+  return recipes.recipes_reading(_TARGETS.get(name, name))
+
+
+def training_flags() -> list[str]:
+  """The names of this binary's own flags."""
+  return [f.name for f in flags.FLAGS.get_flags_for_module(sys.modules[
+      __name__])]
+
+
+def _given(name: str) -> bool:
+  return flags.FLAGS[name].present
 
 
 def _one_line(error: Exception) -> str:
-  """An error's message on one line, without TensorFlow's op decorations
-  ("{{function_node ...}}" before it, "[Op:...] name: ..." after it)."""
+  """An error's message on one line, without TensorFlow's op decorations."""
   message = str(getattr(error, "message", error))
   message = re.sub(r"\{\{[^}]*\}\}|\[Op:.*", "", message, flags=re.DOTALL)
   return " ".join(message.split())
 
 
-class _TensorBoard:
-  """TensorBoard summaries through tensorflow, imported only here.
+_TENSORBOARD_INSTALL = "pip install 'open_spiel_sog[tensorboard]'"
 
-  The constructor checks that summaries can be written, before any training:
-  tensorflow's `tf.summary.scalar` is implemented by the separate tensorboard
-  package, which tensorflow does not install. When either is missing, or
-  `logdir` cannot be written, it exits with a one-line message.
-  """
+
+class _TensorBoard:
+  """TensorBoard summaries through tensorflow, imported only here; checked
+  before any training (tensorflow's `tf.summary.scalar` needs the separate
+  tensorboard package): when either is missing, or `logdir` cannot be
+  written, it exits with a one-line message."""
 
   def __init__(self, logdir: str):
     try:
       import tensorflow as tf  # pylint: disable=g-import-not-at-top
-      # What tf.summary.scalar imports when it is called.
       from tensorboard.summary import v2  # pylint: disable=g-import-not-at-top,unused-import
     except ImportError as e:
       raise SystemExit(
           f"train: --tensorboard_dir needs tensorflow and tensorboard "
           f"({_one_line(e)}): {_TENSORBOARD_INSTALL}") from None
     try:
-      # TensorFlow only writes summaries here; the GPUs are left to JAX.
-      tf.config.set_visible_devices([], "GPU")
-    except RuntimeError:  # TensorFlow's devices were already initialised.
+      tf.config.set_visible_devices([], "GPU")  # (the GPUs are JAX's)
+    except RuntimeError:
       pass
     try:
-      # Without a default writer this records nothing, but it runs the code
-      # every summary runs.
       tf.summary.scalar("tensorboard_check", 0.0, step=0)
     except Exception as e:  # pylint: disable=broad-except
       raise SystemExit(
@@ -295,84 +414,183 @@ class _TensorBoard:
     self._writer.close()
 
 
-def config_from_flags() -> tuple[TrainConfig, EvalConfig]:
-  """The training and evaluation settings of the flags: the one place where
-  flags become configs (every field of TrainConfig, of the NetworkConfig it
-  holds and of EvalConfig but its `measure` has a flag; tests/training_test.py
-  checks it)."""
+def default_run_dir(game: str) -> str:
+  """runs/<game>, the game string made a folder name."""
+  return os.path.join("runs", cvpn.shipped_checkpoint_name(game)[:-4])
+
+
+def _ints(name: str, values) -> tuple[int, ...]:
   try:
-    hidden = tuple(int(h) for h in _HIDDEN.value)
-    policy_hidden = tuple(int(h) for h in _POLICY_HIDDEN.value)
-    conv_channels = tuple(int(c) for c in _CONV_CHANNELS.value)
-    seeds = tuple(int(s) for s in _EVAL_SEEDS.value)
-  except ValueError as e:
-    raise SystemExit("--hidden, --policy_hidden, --conv_channels and "
-                     f"--eval_seeds take integers: {e}") from None
-  network = cvpn.NetworkConfig(
-      hidden=hidden, policy_hidden=policy_hidden, optimizer=_OPTIMIZER.value,
-      learning_rate=_LR.value, lr_decay_rate=_LR_DECAY.value,
-      lr_decay_steps=_LR_STEPS.value, value_weight=_VALUE_W.value,
-      policy_weight=_POLICY_W.value, huber_delta=_HUBER_DELTA.value,
-      prior_temperature=_PRIOR_T.value, weight_decay=_WEIGHT_DECAY.value,
-      input=_INPUT.value, token_width=_TOKEN_WIDTH.value,
-      conv_channels=conv_channels)
+    return tuple(int(v) for v in values)
+  except ValueError:
+    raise SystemExit(f"train: --{name} takes integers, got "
+                     f"{','.join(values)}") from None
+
+
+def network_from_flags(recipe: recipes.Recipe,
+                       saved: NetworkConfig | None) -> NetworkConfig:
+  """The recipe's network (or a resumed run's), with the given flags."""
+  network = saved or recipe.network_config()
+  changes = {}
+  for name in _NETWORK_FLAGS:
+    if not _given(name):
+      continue
+    value = flags.FLAGS[name].value
+    if name in ("hidden", "policy_hidden", "conv_channels"):
+      value = _ints(name, value)
+    changes[name] = value
+  return dataclasses.replace(network, **changes)
+
+
+def config_from_flags(recipe_name: str, run_dir: str,
+                      saved_network: NetworkConfig | None = None
+                      ) -> tuple[TrainConfig, EvalConfig]:
+  """The training and evaluation settings of the flags for `recipe_name`:
+  the one place where flags become configs (every TrainConfig field, every
+  NetworkConfig field and every recipe setting has a flag;
+  tests/training_test.py checks it). Unset flags take the recipe's
+  defaults."""
+  recipe = recipes.get(recipe_name)
+  foreign = [f"--{name}" for name in training_flags()
+             if _given(name) and recipe_name not in flag_recipes(name)]
+  if foreign:
+    name = foreign[0][2:]
+    raise SystemExit(
+        f"train: {foreign[0]} is not used by the {recipe_name} recipe; it "
+        f"is for {' and '.join(flag_recipes(name))} (--recipe picks one)")
+  fields = dict(recipe.defaults)
+
+  def take(flag_name: str, field: str | None = None):
+    field = field or flag_name
+    value = flags.FLAGS[flag_name].value
+    if value is not None or _given(flag_name):
+      fields[field] = value
+
+  for name in ("batch_size", "replay_size", "min_replay",
+               "max_updates_per_example", "solver_simulations", "q_search",
+               "q_recursive", "epsilon", "p_td1", "greedy_after",
+               "solvers"):
+    take(name)
+  take("simulations", "actor_simulations")
+  take("expansions_per_update", "actor_expansions_per_update")
+  minutes, steps = _MINUTES.value, _STEPS.value
+  if minutes is None:
+    minutes = 0.0 if steps else 60.0
+  settings = {}
+  for name in recipes.settings_of(recipe_name):
+    settings[name] = flags.FLAGS[name].value
+  checkpoint = _CHECKPOINT.value or os.path.join(run_dir, "checkpoint.npz")
+  snapshot_dir = (_SNAPSHOT_DIR.value if _SNAPSHOT_DIR.value is not None
+                  else os.path.join(run_dir, "snapshots"))
+  checkpoint_every = _CHECKPOINT_EVERY.value
+  if checkpoint_every is None:
+    checkpoint_every = 1000
   config = TrainConfig(
-      game=_GAME.value, steps=_STEPS.value,
-      actor_simulations=_ACTOR_S.value,
-      actor_expansions_per_update=_ACTOR_C.value,
-      solver_simulations=_SOLVER_S.value,
-      solver_expansions_per_update=_SOLVER_C.value,
-      solver=_SOLVER.value, solver_tolerance=_SOLVER_TOLERANCE.value,
-      actors=_ACTORS.value, solvers=_SOLVERS.value, backend=_BACKEND.value,
-      ray_address=_RAY_ADDRESS.value, idle_solvers_play=_IDLE_PLAY.value,
-      walks_per_simulation=_WALKS.value, max_histories=_MAX_HISTORIES.value,
+      game=_GAME.value, recipe=recipe_name, recipe_settings=settings,
+      steps=steps or 0, minutes=minutes, snapshot_dir=snapshot_dir,
+      snapshot_minutes=_SNAPSHOT_MIN.value, backend=_BACKEND.value,
+      actors=_ACTORS.value, publish_every=_PUBLISH.value, seed=_SEED.value,
+      ray_address=_RAY_ADDRESS.value,
       learner_platform=_LEARNER_PLATFORM.value,
       learner_threads=_LEARNER_THREADS.value,
-      worker_platform=_WORKER_PLATFORM.value,
-      inference=_INFERENCE.value,
-      batch_size=_BATCH.value, replay_size=_REPLAY.value,
-      min_replay=_MIN_REPLAY.value,
-      max_updates_per_example=_MAX_UPDATES.value, q_search=_Q_SEARCH.value,
-      q_recursive=_Q_RECURSIVE.value,
-      solver_value_targets=_SOLVER_TARGETS.value, p_td1=_P_TD1.value,
-      epsilon=_EPSILON.value, resign_threshold=_RESIGN.value,
-      p_no_resign=_P_NO_RESIGN.value, greedy_after=_GREEDY_AFTER.value,
-      max_moves=_MAX_MOVES.value,
-      search_opponent_nodes=_SEARCH_OPPONENT.value, alpha=_ALPHA.value,
-      max_queued_queries=_MAX_QUEUED.value, publish_every=_PUBLISH.value,
-      checkpoint=_CHECKPOINT.value, checkpoint_every=_CHECKPOINT_EVERY.value,
-      keep_checkpoints=_KEEP.value, seed=_SEED.value, network=network)
-  evaluation = EvalConfig(every=_EVAL_EVERY.value,
-                          simulations=_EVAL_S.value, seeds=seeds,
+      worker_platform=_WORKER_PLATFORM.value, inference=_INFERENCE.value,
+      checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+      keep_checkpoints=_KEEP.value,
+      solver_expansions_per_update=_SOLVER_C.value, solver=_SOLVER.value,
+      solver_tolerance=_SOLVER_TOLERANCE.value,
+      solver_value_targets=_SOLVER_TARGETS.value,
+      idle_solvers_play=_IDLE_PLAY.value, walks_per_simulation=_WALKS.value,
+      resign_threshold=_RESIGN.value, p_no_resign=_P_NO_RESIGN.value,
+      max_moves=_MAX_MOVES.value, search_opponent_nodes=_SEARCH_OPPONENT.value,
+      alpha=_ALPHA.value, max_queued_queries=_MAX_QUEUED.value,
+      max_histories=_MAX_HISTORIES.value,
+      network=network_from_flags(recipe, saved_network), **fields)
+  evaluation = EvalConfig(every=_EVAL_EVERY.value, simulations=_EVAL_S.value,
+                          seeds=_ints("eval_seeds", _EVAL_SEEDS.value),
                           csv=_EVAL_CSV.value, png=_EVAL_PNG.value,
                           measure=exploitability.sog_exploitability)
   return config, evaluation
 
 
+def _saved(path: str) -> dict | None:
+  """A checkpoint's metadata, or None where there is no file."""
+  if not os.path.exists(path):
+    return None
+  from open_spiel_sog.algorithms.networks import read_npz  # pylint: disable=g-import-not-at-top
+  for fmt, kind in ((cvpn.CHECKPOINT_FORMAT, "cvpn"),
+                    (POLICY_VALUE_FORMAT, "policy-value")):
+    try:
+      return read_npz(path, fmt, kind)[0]
+    except cvpn.CheckpointError:
+      continue
+  raise SystemExit(f"train: {path!r} is not a checkpoint of this trainer; "
+                   "pass another --run_dir, or --noresume to replace it")
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  config, evaluation = config_from_flags()
+  log_file = []
+
+  def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+    for f in log_file:
+      f.write(line + "\n")
+      f.flush()
+
+  try:
+    game = load_game(_GAME.value, "train")
+  except ValueError as e:
+    log(str(e))
+    return 2
+  if _STEPS.value is not None and _STEPS.value <= 0:
+    log(f"train: steps must be > 0, got {_STEPS.value} (leave it unset for "
+        "a run that --minutes bounds)")
+    return 2
+  run_dir = _RUN_DIR.value or default_run_dir(_GAME.value)
+  checkpoint = _CHECKPOINT.value or os.path.join(run_dir, "checkpoint.npz")
+  resume = _RESUME.value and os.path.exists(checkpoint)
+  if _given("resume") and _RESUME.value and not resume:
+    log(f"train: cannot resume: checkpoint {checkpoint!r} does not exist "
+        "(rerunning without --resume starts the run)")
+    return 2
+  meta = _saved(checkpoint) if resume else None
+  if _RECIPE.value != "auto":
+    recipe, why = _RECIPE.value, "as asked"
+  elif meta is not None:
+    recipe = meta.get("extra", {}).get("recipe", "public_states")
+    why = f"the recipe of the run in {run_dir} that this resumes"
+  else:
+    recipe, why = recipes.choose_recipe(game)
+  log(f"train: {game}: recipe {recipe} ({why})")
+  saved_network = None
+  if meta is not None and "network" in meta:
+    saved_network = NetworkConfig.from_json(meta["network"])
+  config, evaluation = config_from_flags(recipe, run_dir, saved_network)
+  os.makedirs(run_dir, exist_ok=True)
+  log_file.append(open(os.path.join(run_dir, "train.log"), "a"))
+  if resume:
+    log(f"train: resuming {checkpoint} (--noresume starts over)")
   writer = _TensorBoard(_TENSORBOARD.value) if _TENSORBOARD.value else None
   try:
-    trainer = Trainer(config, resume=_RESUME.value, evaluation=evaluation,
-                      progress=_PROGRESS.value, summary_writer=writer)
+    trainer = Trainer(config, resume=resume, evaluation=evaluation,
+                      progress=_PROGRESS.value, summary_writer=writer,
+                      log=log)
   except (ValueError, cvpn.CheckpointError) as e:
     message = str(e)
-    if not message.startswith("train:"):
-      message = f"train: {message}"
-    print(message, file=sys.stderr)
+    log(message if message.startswith("train:") else f"train: {message}")
     return 2
   try:
-    with stop_on_signals(trainer) as received:
+    with stop_on_signals(trainer, log=log) as received:
       summary = trainer.run()
   finally:
     if writer is not None:
       writer.close()
+  summary["run_dir"] = run_dir
   verb = f"stopped ({summary['stopped']})" if summary["stopped"] else "trained"
-  print(f"{verb} {summary['game']} at step {summary['steps']} after "
-        f"{summary['seconds']:.0f} s ({summary['examples']} examples); "
-        f"checkpoint: {summary['checkpoint']}", file=sys.stderr)
+  log(f"{verb} {summary['game']} ({recipe}) at step {summary['steps']} after "
+      f"{summary['minutes']:.1f} minutes in all ({summary['examples']} "
+      f"examples this run); checkpoint: {summary['checkpoint']}")
   if _JSON.value:
     print(json.dumps(summary, default=float))
   # As a shell reports a process a signal ended: 130 (SIGINT), 143 (SIGTERM).

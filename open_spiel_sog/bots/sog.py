@@ -97,7 +97,8 @@ class SoGConfig:
       shipped for the game), "exact", "rollout" or "auto" (the shipped
       network when the game has one, rollout with a notice otherwise).
       A perfect-information game's network is a policy-value network
-      (`examples/train_perfect_information.py`; connect_four's ships): it
+      (examples/train.py's perfect_information recipe; connect_four's
+      ships): it
       values the native engine's leaves and gives PUCT its priors.
     alpha: re-solving gadget mix: alpha * follow + (1 - alpha) * previous
       opponent range.
@@ -142,7 +143,8 @@ class SoGConfig:
       max_histories), "anchored" (the anchored subgame: the bot's infostate
       and the order-2 set, grown by histories and kept across moves; leaves
       valued by rollouts or a token CVPN) or "auto": anchored where the
-      bot's network was trained on it (examples/train_fog_of_war.py) or the
+      bot's network was trained on it (examples/train.py's fog_of_war
+      recipe) or the
       game's public states exceed max_histories (`anchored.needs_anchored`),
       public states otherwise (enumerable games keep the exact path).
     root_histories: anchored: histories of the bot's infostate at the root.

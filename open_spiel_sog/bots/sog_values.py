@@ -38,17 +38,24 @@ def resolved_value_function(config: Any, game: pyspiel.Game) -> str:
     # subgame alone, `anchored_network`; public states keep rollouts.)
     return "rollout" if anchored_leaves(shipped) else "cvpn"
   print(f"sog: no trained network ships for {game}; using the rollout value "
-        "function (train one with examples/train.py, or "
-        "examples/train_fog_of_war.py for the anchored subgame, and pass "
-        "checkpoint=PATH)",
+        f"function (train one with: python examples/train.py "
+        f"--game='{game}' --minutes=60; then pass "
+        f"checkpoint=runs/{shipped_name(game)}/checkpoint.npz)",
         file=sys.stderr)
   return "rollout"
 
 
+def shipped_name(game: pyspiel.Game) -> str:
+  """The game string as a file name (examples/train.py's run folder)."""
+  from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
+  return cvpn.shipped_checkpoint_name(game)[:-len(".npz")]
+
+
 def anchored_leaves(path: str) -> bool:
   """Whether the checkpoint at `path` was trained for the anchored
-  subgame's leaves (`examples/train_fog_of_war.py`); read once per state
-  of the file (every sog bot of a game with a shipped network asks)."""
+  subgame's leaves (examples/train.py's fog_of_war recipe); read once per
+  state of the file (every sog bot of a game with a shipped network
+  asks)."""
   stat = os.stat(path)
   return _anchored_leaves(os.path.realpath(path), stat.st_mtime_ns,
                           stat.st_size)
@@ -80,8 +87,10 @@ def _anchored_leaves(path: str, mtime_ns: int, size: int) -> bool:
   del mtime_ns, size  # (the cache's key: the file's state)
   from open_spiel_sog.algorithms.sog import cvpn  # pylint: disable=g-import-not-at-top
   meta, _ = cvpn.read_checkpoint(path)
-  return meta.get("extra", {}).get("trainer") == (
-      "examples/train_fog_of_war.py")
+  extra = meta.get("extra", {})
+  # (Networks written before the one trainer name their binary.)
+  return (extra.get("recipe") == "fog_of_war" or
+          extra.get("trainer") == "examples/train_fog_of_war.py")
 
 
 def make_value_function(config: Any, game: pyspiel.Game
@@ -108,7 +117,7 @@ def make_value_function(config: Any, game: pyspiel.Game
 
 def policy_value_path(config: Any, game: pyspiel.Game) -> str | None:
   """The policy-value checkpoint (a perfect-information game's network,
-  trained by `examples/train_perfect_information.py`) that `config` names
+  trained by examples/train.py's perfect_information recipe) that `config` names
   for `game`: its checkpoint, or the one shipped for the game under
   value_function=auto; None where it names none."""
   if config.value_function not in ("auto", "cvpn") or not (
@@ -170,7 +179,7 @@ def anchored_network(config: Any, game: pyspiel.Game, why: str):
     if config.value_function == "cvpn":
       raise ValueError(
           f"sog: value_function=cvpn needs checkpoint=PATH for {game} (train "
-          "one with examples/train_fog_of_war.py)")
+          f"one with: python examples/train.py --game='{game}')")
     return None
   net = cvpn.shared_network(path, game)
   if getattr(net.encoder, "input", None) != "tokens":
@@ -178,7 +187,7 @@ def anchored_network(config: Any, game: pyspiel.Game, why: str):
       raise ValueError(
           f"sog: checkpoint {path!r} has the slot input, which cannot value "
           f"the anchored subgame that searches {game} ({why}); it takes a "
-          "token CVPN (examples/train_fog_of_war.py), or pass "
+          "token CVPN (examples/train.py's fog_of_war recipe), or pass "
           "subgame=public_state")
     print(f"sog: the network shipped for {game} has the slot input, which "
           "cannot value the anchored subgame; using rollouts",

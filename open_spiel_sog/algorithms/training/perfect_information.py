@@ -89,7 +89,7 @@ SYMMETRIES: dict[str, list[Callable]] = {
 
 @dataclasses.dataclass
 class SelfPlayConfig:
-  """Self-play settings; the flags of `examples/train_perfect_information.py`.
+  """Self-play settings (examples/train.py's perfect_information recipe).
 
   Attributes:
     simulations: a full search's growth simulations (SoG(s, c)'s s).

@@ -212,7 +212,8 @@ class LeafNetwork:
   def __init__(self, net):
     if getattr(net.encoder, "input", None) != "tokens":
       raise ValueError("the anchored subgame's leaves take a token CVPN "
-                       "(train one with examples/train_fog_of_war.py); this "
+                       "(train one with examples/train.py, whose "
+                       "fog_of_war recipe makes one); this "
                        "network has the slot input")
     self.net = net
     self.encoder = net.encoder

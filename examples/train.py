@@ -423,7 +423,7 @@ def _ints(name: str, values) -> tuple[int, ...]:
   try:
     return tuple(int(v) for v in values)
   except ValueError:
-    raise SystemExit(f"train: --{name} takes integers, got "
+    raise ValueError(f"train: --{name} takes integers, got "
                      f"{','.join(values)}") from None
 
 
@@ -449,13 +449,14 @@ def config_from_flags(recipe_name: str, run_dir: str,
   the one place where flags become configs (every TrainConfig field, every
   NetworkConfig field and every recipe setting has a flag;
   tests/training_test.py checks it). Unset flags take the recipe's
-  defaults."""
+  defaults. Raises ValueError, in one line, for a flag the recipe does not
+  use."""
   recipe = recipes.get(recipe_name)
   foreign = [f"--{name}" for name in training_flags()
              if _given(name) and recipe_name not in flag_recipes(name)]
   if foreign:
     name = foreign[0][2:]
-    raise SystemExit(
+    raise ValueError(
         f"train: {foreign[0]} is not used by the {recipe_name} recipe; it "
         f"is for {' and '.join(flag_recipes(name))} (--recipe picks one)")
   fields = dict(recipe.defaults)
@@ -523,7 +524,7 @@ def _saved(path: str) -> dict | None:
       return read_npz(path, fmt, kind)[0]
     except cvpn.CheckpointError:
       continue
-  raise SystemExit(f"train: {path!r} is not a checkpoint of this trainer; "
+  raise ValueError(f"train: {path!r} is not a checkpoint of this trainer; "
                    "pass another --run_dir, or --noresume to replace it")
 
 
@@ -531,9 +532,12 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   log_file = []
+  early = []  # (the lines before the run folder's log is open)
 
   def log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+    if not log_file:
+      early.append(line)
     for f in log_file:
       f.write(line + "\n")
       f.flush()
@@ -554,7 +558,11 @@ def main(argv):
     log(f"train: cannot resume: checkpoint {checkpoint!r} does not exist "
         "(rerunning without --resume starts the run)")
     return 2
-  meta = _saved(checkpoint) if resume else None
+  try:
+    meta = _saved(checkpoint) if resume else None
+  except ValueError as e:
+    log(str(e))
+    return 2
   if _RECIPE.value != "auto":
     recipe, why = _RECIPE.value, "as asked"
   elif meta is not None:
@@ -566,9 +574,14 @@ def main(argv):
   saved_network = None
   if meta is not None and "network" in meta:
     saved_network = NetworkConfig.from_json(meta["network"])
-  config, evaluation = config_from_flags(recipe, run_dir, saved_network)
+  try:
+    config, evaluation = config_from_flags(recipe, run_dir, saved_network)
+  except ValueError as e:
+    log(str(e))
+    return 2
   os.makedirs(run_dir, exist_ok=True)
   log_file.append(open(os.path.join(run_dir, "train.log"), "a"))
+  log_file[0].write("".join(line + "\n" for line in early))
   if resume:
     log(f"train: resuming {checkpoint} (--noresume starts over)")
   writer = _TensorBoard(_TENSORBOARD.value) if _TENSORBOARD.value else None

@@ -147,7 +147,7 @@ def train_command(game: str, checkpoint: str) -> list[str]:
           "--backend=inline", f"--steps={_STEPS.value}",
           f"--batch_size={_BATCH.value}", f"--min_replay={_MIN_REPLAY.value}",
           f"--max_updates_per_example={_MAX_UPDATES.value}",
-          f"--actor_simulations={_ACTOR_S.value}",
+          f"--simulations={_ACTOR_S.value}",
           f"--solver_simulations={_SOLVER_S.value}",
           f"--max_moves={_MAX_MOVES.value}",
           f"--max_histories={_MAX_HISTORIES.value}",

@@ -356,8 +356,8 @@ def flag_recipes(name: str) -> list[str]:
 
 def training_flags() -> list[str]:
   """The names of this binary's own flags."""
-  return [f.name for f in flags.FLAGS.get_flags_for_module(sys.modules[
-      __name__])]
+  return [v.name for v in globals().values()
+          if isinstance(v, flags.FlagHolder)]
 
 
 def _given(name: str) -> bool:
@@ -566,7 +566,7 @@ def main(argv):
   if _RECIPE.value != "auto":
     recipe, why = _RECIPE.value, "as asked"
   elif meta is not None:
-    recipe = meta.get("extra", {}).get("recipe", "public_states")
+    recipe = recipes.recipe_of(meta)
     why = f"the recipe of the run in {run_dir} that this resumes"
   else:
     recipe, why = recipes.choose_recipe(game)
@@ -579,9 +579,6 @@ def main(argv):
   except ValueError as e:
     log(str(e))
     return 2
-  os.makedirs(run_dir, exist_ok=True)
-  log_file.append(open(os.path.join(run_dir, "train.log"), "a"))
-  log_file[0].write("".join(line + "\n" for line in early))
   if resume:
     log(f"train: resuming {checkpoint} (--noresume starts over)")
   writer = _TensorBoard(_TENSORBOARD.value) if _TENSORBOARD.value else None
@@ -593,6 +590,11 @@ def main(argv):
     message = str(e)
     log(message if message.startswith("train:") else f"train: {message}")
     return 2
+  # (The run folder is made once the run can start: a refused command
+  # leaves nothing behind.)
+  os.makedirs(run_dir, exist_ok=True)
+  log_file.append(open(os.path.join(run_dir, "train.log"), "a"))
+  log_file[0].write("".join(line + "\n" for line in early))
   try:
     with stop_on_signals(trainer, log=log) as received:
       summary = trainer.run()

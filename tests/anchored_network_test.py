@@ -28,7 +28,7 @@ from open_spiel_sog.public_state import HistoryKeys
 from open_spiel_sog.public_state import PublicStateObserver
 
 _SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__))), "examples", "train_fog_of_war.py")
+    __file__))), "examples", "train.py")
 _NATIVE = engine_lib.native_reason(pyspiel.load_game("kuhn_poker")) is None
 _TREES = [HistoryTree] + ([NativeHistoryTree] if _NATIVE else [])
 
@@ -328,7 +328,8 @@ def test_sog_with_a_checkpoint_plays_phantom_ttt_in_its_time(tmp_path):
 
 def test_a_network_trained_on_the_anchored_subgame_picks_it(tmp_path):
   """Under subgame=auto the bot searches where its network was trained:
-  a checkpoint of examples/train_fog_of_war.py picks the anchored subgame
+  a checkpoint of the fog_of_war recipe (examples/train.py; networks written
+  before it name their binary) picks the anchored subgame
   even where the public-state walk would not (London's stays under the
   bound; Kuhn poker is enumerable); another trainer's token network and an
   explicit subgame keep their paths."""
@@ -353,6 +354,11 @@ def test_a_network_trained_on_the_anchored_subgame_picks_it(tmp_path):
                     (other_path, (("subgame", "public_state"),)): False}
   assert pyspiel.load_bot("sog", kuhn, 0, {
       "checkpoint": fog_path, "value_function": "cvpn"}).anchored is not None
+  recipe_path = str(tmp_path / "recipe.npz")
+  cvpn.save_checkpoint(recipe_path, _network(kuhn), game=kuhn,
+                       extra={"recipe": "fog_of_war"})
+  assert pyspiel.load_bot("sog", kuhn, 0, {
+      "checkpoint": recipe_path}).anchored is not None
 
 
 def test_bad_checkpoints_for_the_anchored_subgame_are_refused():
@@ -425,45 +431,51 @@ def test_london_trains_on_the_compact_encoding():
   assert net.step == before + 1
 
 
-def test_train_fog_of_war_writes_a_checkpoint_the_bot_uses(tmp_path):
-  """examples/train_fog_of_war.py trains for its minutes, writes the
-  checkpoint and a snapshot, and prints its summary; a bad game is one
-  line."""
+def test_the_fog_of_war_recipe_writes_a_checkpoint_the_bot_uses(tmp_path):
+  """examples/train.py's fog_of_war recipe trains for its minutes, writes
+  the checkpoint and a snapshot, and prints its summary; a
+  perfect-information game is refused in one line; resuming from a missing
+  checkpoint or one without an optimiser state (a shipped network) is one
+  line each."""
   import json  # pylint: disable=g-import-not-at-top
   import subprocess  # pylint: disable=g-import-not-at-top
   import sys  # pylint: disable=g-import-not-at-top
-  path = tmp_path / "dh2.npz"
+  run = tmp_path / "run"
   result = subprocess.run(
-      [sys.executable, _SCRIPT, "--game=dark_hex(num_rows=2,num_cols=2)", "--minutes=0.2",
-       f"--checkpoint={path}", f"--snapshot_dir={tmp_path / 'snaps'}",
-       "--snapshot_minutes=0.1", "--simulations=20", "--json"],
+      [sys.executable, _SCRIPT, "--game=dark_hex(num_rows=2,num_cols=2)",
+       "--recipe=fog_of_war", "--backend=inline", "--minutes=0.2",
+       f"--run_dir={run}", "--snapshot_minutes=0.1", "--simulations=20",
+       "--json", "--noprogress"],
       capture_output=True, text=True, check=False, timeout=300)
   assert result.returncode == 0, result.stderr[-2000:]
   summary = json.loads(result.stdout.strip().splitlines()[-1])
+  work = summary["worker_stats"]
   # (an example per searched move and per solved query)
-  assert summary["games"] > 0 and summary["queries"] > 0
-  assert summary["examples"] == summary["moves"] + summary["queries"]
-  assert path.exists() and list((tmp_path / "snaps").glob("min_*.npz"))
+  assert work["games"] > 0 and work["solves"] > 0
+  assert work["examples"] == work["searches"] + work["solves"]
+  path = run / "checkpoint.npz"
+  assert path.exists() and list((run / "snapshots").glob("min_*.npz"))
   game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")
   bot = pyspiel.load_bot("sog", game, 0, {
       "checkpoint": str(path), "subgame": "anchored", "simulations": 10})
   assert bot.step(game.new_initial_state()) in range(4)
   refused = subprocess.run(
-      [sys.executable, _SCRIPT, "--game=chess",
-       f"--checkpoint={tmp_path / 'x.npz'}", "--minutes=0.01"],
+      [sys.executable, _SCRIPT, "--game=chess", "--recipe=fog_of_war",
+       f"--run_dir={tmp_path / 'x'}", "--minutes=0.01"],
       capture_output=True, text=True, check=False, timeout=300)
-  assert refused.returncode != 0
-  assert "chess() is a perfect-information game: train it with " \
-      "examples/train_perfect_information.py" in refused.stderr
-  # --resume: a missing checkpoint and one without an optimiser state (the
-  # shipped network) are one line each.
+  assert refused.returncode == 2
+  assert refused.stderr.splitlines()[-1] == (
+      "train: chess is a perfect-information game; the fog_of_war recipe "
+      "trains imperfect-information games (--recipe=auto picks "
+      "perfect_information)")
   for checkpoint, message in [
       (tmp_path / "none.npz", "does not exist"),
       (cvpn.shipped_checkpoint(pyspiel.load_game("phantom_ttt")),
        "holds no optimiser state")]:
     refused = subprocess.run(
         [sys.executable, _SCRIPT, "--game=phantom_ttt", "--resume",
-         f"--checkpoint={checkpoint}", "--minutes=0.01"],
+         f"--checkpoint={checkpoint}", f"--run_dir={tmp_path / 'y'}",
+         "--minutes=0.01"],
         capture_output=True, text=True, check=False, timeout=300)
-    assert refused.returncode != 0
+    assert refused.returncode == 2
     assert message in refused.stderr and "Traceback" not in refused.stderr

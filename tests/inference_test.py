@@ -149,10 +149,12 @@ def test_gpu_inference_without_a_gpu_exits_2_in_one_line():
       capture_output=True, text=True, timeout=300, check=False)
   assert result.returncode == 2, result.stderr
   assert "Traceback" not in result.stderr, result.stderr
+  # (The first line names the recipe; the second refuses the setting.)
   lines = [l for l in result.stderr.splitlines() if l.strip()]
-  assert len(lines) == 1, result.stderr
-  assert lines[0].startswith("train: inference 'gpu', but JAX sees no GPU "
-                             "(its devices: cpu)"), lines[0]
+  assert len(lines) == 2, result.stderr
+  assert lines[0].startswith("train: kuhn_poker(): recipe public_states")
+  assert lines[1].startswith("train: inference 'gpu', but JAX sees no GPU "
+                             "(its devices: cpu)"), lines[1]
 
 
 def test_process_training_with_the_cpu_service_delivers_examples(tmp_path):
@@ -208,7 +210,7 @@ def test_train_binary_refuses_the_inline_backend_in_one_line():
       capture_output=True, text=True, timeout=300, check=False)
   assert result.returncode == 2, result.stderr
   assert "Traceback" not in result.stderr, result.stderr
-  assert result.stderr.strip() == (
+  assert result.stderr.strip().splitlines()[-1] == (
       "train: inference 'cpu' (one inference service for every worker) "
       "needs the process or ray backend; backend 'inline' takes inference "
       "'local'")

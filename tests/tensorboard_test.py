@@ -11,6 +11,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -23,7 +24,8 @@ _EVAL_EVERY = 10
 def _train_py(*flags, env=None):
   return subprocess.run(
       [sys.executable, os.path.join(ROOT, "examples", "train.py"), *flags],
-      capture_output=True, text=True, timeout=300, check=False, env=env)
+      capture_output=True, text=True, timeout=300, check=False, env=env,
+      cwd=tempfile.mkdtemp(prefix="train-runs-"))
 
 
 def _read_scalars(logdir: str) -> dict[str, list[tuple[int, float]]]:
@@ -54,7 +56,7 @@ def test_train_binary_writes_tensorboard_summaries(tmp_path):
   result = _train_py(
       "--game=kuhn_poker", "--backend=inline", f"--steps={_STEPS}",
       "--hidden=16", "--batch_size=32", "--min_replay=32",
-      "--actor_simulations=10", "--solver_simulations=10",
+      "--simulations=10", "--solver_simulations=10",
       f"--eval_every={_EVAL_EVERY}", "--eval_simulations=10",
       f"--checkpoint={checkpoint}", f"--tensorboard_dir={logdir}", "--json",
       "--noprogress")
@@ -104,7 +106,7 @@ def test_train_binary_without_tensorboard_package_exits_before_training(
   logdir = tmp_path / "tb"
   result = _train_py(
       "--game=kuhn_poker", "--backend=inline", "--steps=5", "--hidden=16",
-      "--batch_size=4", "--min_replay=4", "--actor_simulations=2",
+      "--batch_size=4", "--min_replay=4", "--simulations=2",
       "--solver_simulations=2", f"--checkpoint={checkpoint}",
       f"--tensorboard_dir={logdir}", "--noprogress", env=env)
   assert result.returncode != 0, result.stderr

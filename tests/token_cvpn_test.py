@@ -492,8 +492,8 @@ def test_a_game_too_wide_for_a_token_is_refused_in_one_line():
     assert "33489" in message and str(tokens.MAX_TOKEN_SIZE) in message
   result = subprocess.run(
       [sys.executable, os.path.join(ROOT, "examples", "train.py"),
-       f"--game={name}", "--input=tokens", "--backend=inline", "--steps=2",
-       "--noprogress"],
+       f"--game={name}", "--recipe=public_states", "--input=tokens",
+       "--backend=inline", "--steps=2", "--noprogress"],
       capture_output=True, text=True, timeout=300, check=False)
   assert result.returncode != 0
   assert "Traceback" not in result.stderr, result.stderr

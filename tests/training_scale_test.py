@@ -22,7 +22,7 @@ from open_spiel_sog.algorithms.training import workers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ("--game=kuhn_poker", "--hidden=16", "--batch_size=16",
-        "--min_replay=16", "--actor_simulations=10",
+        "--min_replay=16", "--simulations=10",
         "--solver_simulations=10", "--noprogress")
 
 
@@ -45,7 +45,8 @@ def test_signal_stops_train_py_with_a_checkpoint_and_resume_continues(
   proc = subprocess.Popen(
       [sys.executable, os.path.join(ROOT, "examples", "train.py"), *TINY,
        "--backend=process", "--actors=1", "--solvers=1", "--steps=1000000",
-       "--checkpoint_every=10", f"--checkpoint={checkpoint}", "--json"],
+       "--checkpoint_every=10", f"--checkpoint={checkpoint}",
+       f"--run_dir={tmp_path}", "--json"],
       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
   try:
     deadline = time.monotonic() + 180
@@ -73,7 +74,7 @@ def test_signal_stops_train_py_with_a_checkpoint_and_resume_continues(
   resumed = subprocess.run(
       [sys.executable, os.path.join(ROOT, "examples", "train.py"), *TINY,
        "--backend=inline", f"--steps={target}", f"--checkpoint={checkpoint}",
-       "--resume", "--json"],
+       f"--run_dir={tmp_path}", "--resume", "--json"],
       capture_output=True, text=True, timeout=300, check=False)
   assert resumed.returncode == 0, resumed.stderr
   assert json.loads(resumed.stdout.strip().splitlines()[-1])["steps"] == target
@@ -176,7 +177,7 @@ def test_training_throughput_benchmark_reports_rates_and_where_time_goes(
       [sys.executable,
        os.path.join(ROOT, "benchmarks", "training_throughput.py"),
        "--game=kuhn_poker", "--workers=1+1", "--seconds=3", "--settle=1",
-       "--actor_simulations=10", "--solver_simulations=10", "--hidden=16",
+       "--simulations=10", "--solver_simulations=10", "--hidden=16",
        f"--solver={solver}", "--walks_per_simulation=1", "--json"],
       capture_output=True, text=True, timeout=300, check=False)
   assert result.returncode == 0, result.stderr

@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 from absl import flags
 import jax
@@ -32,6 +33,7 @@ from open_spiel_sog.algorithms.sog import exact_values
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.algorithms.training import EvalConfig
 from open_spiel_sog.algorithms.training import TrainConfig
+from open_spiel_sog.algorithms.training import recipes
 from open_spiel_sog.algorithms.training import Trainer
 from open_spiel_sog.algorithms.training import selfplay
 from open_spiel_sog.public_state import PublicStateObserver
@@ -331,10 +333,15 @@ def test_process_backend_trains_and_writes_a_checkpoint(tmp_path):
 # --- 9. examples/train.py ----------------------------------------------------
 
 
+# (Where runs/<game> lands for runs that pass no --run_dir.)
+_RUNS = tempfile.mkdtemp(prefix="train-runs-")
+
+
 def _train_py(*args):
   return subprocess.run(
       [sys.executable, os.path.join(ROOT, "examples", "train.py"), *args],
-      capture_output=True, text=True, timeout=300, check=False)
+      capture_output=True, text=True, timeout=300, check=False,
+      cwd=_RUNS)
 
 
 @pytest.fixture(scope="module")
@@ -354,20 +361,33 @@ def _binary_flags(module) -> dict[str, flags.Flag]:
           if isinstance(holder, flags.FlagHolder)}
 
 
-def _settings() -> list[tuple[tuple[str, ...], str]]:
+# TrainConfig fields a command does not set flag by flag: the game, the
+# recipe and its settings (`recipe_settings`: each setting has its own flag),
+# the network (each of its fields has one), and the run's bounds (--steps
+# and --minutes, whose defaults depend on each other).
+_NOT_ONE_FLAG = ("game", "recipe", "recipe_settings", "network", "steps",
+                 "minutes")
+# Flags named other than their TrainConfig field.
+_FLAG_OF = {"actor_simulations": "simulations",
+            "actor_expansions_per_update": "expansions_per_update"}
+
+
+def _settings(recipe: str) -> list[tuple[tuple[str, ...], str]]:
   """(path of the setting in (TrainConfig, EvalConfig), its flag's name) for
-  every field of TrainConfig, of the configs it holds (NetworkConfig) and of
-  EvalConfig: a new field makes a row, so it must have a flag. EvalConfig's
-  `measure` is a function the binary passes, not a setting."""
+  every field of TrainConfig, of the NetworkConfig it holds, of `recipe`'s
+  own settings and of EvalConfig: a new field makes a row, so it must have
+  a flag. EvalConfig's `measure` is a function the binary passes, not a
+  setting."""
   rows = []
   defaults = TrainConfig()
   for field in dataclasses.fields(TrainConfig):
-    value = getattr(defaults, field.name)
-    if dataclasses.is_dataclass(value):
-      rows += [(("train", field.name, inner.name), inner.name)
-               for inner in dataclasses.fields(value)]
-    else:
-      rows.append((("train", field.name), field.name))
+    if field.name in _NOT_ONE_FLAG:
+      continue
+    rows.append((("train", field.name), _FLAG_OF.get(field.name, field.name)))
+  rows += [(("train", "network", f.name), f.name)
+           for f in dataclasses.fields(defaults.network)]
+  rows += [(("train", "recipe_settings", name), name)
+           for name in recipes.settings_of(recipe)]
   rows += [(("eval", field.name), "eval_" + field.name)
            for field in dataclasses.fields(EvalConfig)
            if field.name != "measure"]
@@ -382,7 +402,7 @@ def _probe(flag: flags.Flag) -> tuple[str, object]:
     return (f"--no{flag.name}" if flag.default else f"--{flag.name}",
             not flag.default)
   if kind == "int":
-    return f"--{flag.name}={flag.default + 3}", flag.default + 3
+    return f"--{flag.name}={(flag.default or 4) + 3}", (flag.default or 4) + 3
   if kind == "float":
     value = (flag.default or 0.0) + 0.25
     return f"--{flag.name}={value!r}", value
@@ -394,9 +414,10 @@ def _probe(flag: flags.Flag) -> tuple[str, object]:
   return f"--{flag.name}=probe-{flag.name}", f"probe-{flag.name}"
 
 
-def test_every_config_field_has_a_documented_flag_with_help(train_binary):
+@pytest.mark.parametrize("recipe", recipes.RECIPES)
+def test_every_setting_has_a_documented_flag_with_help(train_binary, recipe):
   defined = _binary_flags(train_binary)
-  missing = [name for _, name in _settings() if name not in defined]
+  missing = [name for _, name in _settings(recipe) if name not in defined]
   assert not missing, f"settings without a flag in examples/train.py: {missing}"
   assert not [n for n, f in defined.items() if not f.help.strip()]
   with open(os.path.join(ROOT, "docs", "training.md")) as f:
@@ -405,15 +426,20 @@ def test_every_config_field_has_a_documented_flag_with_help(train_binary):
   assert not undocumented, f"flags docs/training.md lacks: {undocumented}"
 
 
-def test_config_from_flags_maps_every_flag_to_its_setting(train_binary):
-  """Each setting's flag, set away from its default, reaches the setting
-  (config_from_flags is the one place flags become configs)."""
+@pytest.mark.parametrize("recipe", recipes.RECIPES)
+def test_config_from_flags_maps_every_flag_to_its_setting(train_binary,
+                                                          recipe):
+  """Each setting's flag that `recipe` uses, set away from its default,
+  reaches the setting (config_from_flags is the one place flags become
+  configs); the others keep the recipe's defaults."""
   defined = _binary_flags(train_binary)
-  rows = _settings()
+  rows = [(path, name) for path, name in _settings(recipe)
+          if recipe in train_binary.flag_recipes(name)]
   probes = {name: _probe(defined[name]) for _, name in rows}
   try:
-    flags.FLAGS(["train.py"] + [arg for arg, _ in probes.values()])
-    config, evaluation = train_binary.config_from_flags()
+    flags.FLAGS(["train.py", "--game=kuhn_poker"] +
+                [arg for arg, _ in probes.values()])
+    config, evaluation = train_binary.config_from_flags(recipe, "/tmp/run")
   finally:
     flags.FLAGS.unparse_flags()
   roots = {"train": config, "eval": evaluation}
@@ -421,10 +447,27 @@ def test_config_from_flags_maps_every_flag_to_its_setting(train_binary):
   for path, name in rows:
     value = roots[path[0]]
     for key in path[1:]:
-      value = getattr(value, key)
+      value = value[key] if isinstance(value, dict) else getattr(value, key)
     if value != probes[name][1]:
       wrong[name] = (value, probes[name][1])
   assert not wrong, f"flag -> (setting, expected): {wrong}"
+  assert config.recipe == recipe and config.minutes == 60.0
+
+
+def test_unset_flags_take_the_recipes_defaults(train_binary):
+  try:
+    flags.FLAGS(["train.py", "--game=tic_tac_toe"])
+    config, _ = train_binary.config_from_flags("perfect_information", "r")
+  finally:
+    flags.FLAGS.unparse_flags()
+  recipe = recipes.get("perfect_information")
+  for name, value in recipe.defaults.items():
+    assert getattr(config, name) == value, name
+  assert config.network == recipe.network_config()
+  assert config.checkpoint == os.path.join("r", "checkpoint.npz")
+  assert config.snapshot_dir == os.path.join("r", "snapshots")
+  assert config.recipe_settings == dataclasses.asdict(
+      recipes.PerfectInformationSettings())
 
 
 def test_train_binary_evaluates_and_prints_json(tmp_path):
@@ -435,7 +478,7 @@ def test_train_binary_evaluates_and_prints_json(tmp_path):
   result = _train_py(
       "--game=kuhn_poker", "--backend=inline", f"--steps={steps}",
       "--hidden=16", "--batch_size=32", "--min_replay=32",
-      "--actor_simulations=10", "--solver_simulations=10",
+      "--simulations=10", "--solver_simulations=10",
       f"--eval_every={steps}", "--eval_simulations=10",
       f"--eval_csv={eval_csv}", f"--eval_png={eval_png}",
       f"--checkpoint={checkpoint}", "--json", "--noprogress")
@@ -481,7 +524,8 @@ def test_train_binary_rejects_bad_settings_in_one_line(flag, message):
                      flag, "--noprogress")
   assert result.returncode == 2, result.stderr
   assert "Traceback" not in result.stderr, result.stderr
-  (line,) = [l for l in result.stderr.splitlines() if l.startswith("train:")]
+  # (The first line names the recipe; the last refuses the setting.)
+  line = [l for l in result.stderr.splitlines() if l.startswith("train:")][-1]
   assert line.startswith(message), line
 
 
@@ -505,7 +549,7 @@ def test_train_binary_tensorboard_without_extra_exits_before_training(
   result = subprocess.run(
       [sys.executable, os.path.join(ROOT, "examples", "train.py"),
        "--game=kuhn_poker", "--backend=inline", "--steps=5", "--hidden=16",
-       "--batch_size=4", "--min_replay=4", "--actor_simulations=2",
+       "--batch_size=4", "--min_replay=4", "--simulations=2",
        "--solver_simulations=2", f"--checkpoint={checkpoint}",
        f"--tensorboard_dir={logdir}", "--noprogress"],
       capture_output=True, text=True, timeout=300, check=False, env=env)
@@ -530,7 +574,7 @@ def test_average_checkpoints_binary_averages_kept_checkpoints(tmp_path):
   checkpoint = str(tmp_path / "run.npz")
   result = _train_py(
       "--game=kuhn_poker", "--backend=inline", "--steps=30", "--hidden=16",
-      "--batch_size=32", "--min_replay=32", "--actor_simulations=10",
+      "--batch_size=32", "--min_replay=32", "--simulations=10",
       "--solver_simulations=10", "--checkpoint_every=10", "--keep_checkpoints",
       f"--checkpoint={checkpoint}", "--noprogress")
   assert result.returncode == 0, result.stderr

@@ -464,6 +464,19 @@ class FogOfWar(Recipe):
     return FogOfWarWorker(config, net, seed, index)
 
 
+def recipe_of(meta: dict[str, Any]) -> str:
+  """The recipe that wrote a checkpoint, from its metadata (networks
+  written before the one trainer name their binary instead)."""
+  extra = meta.get("extra", {})
+  if extra.get("recipe") in RECIPES:
+    return extra["recipe"]
+  if extra.get("trainer") == "examples/train_fog_of_war.py":
+    return "fog_of_war"
+  if meta.get("format") == policy_value.POLICY_VALUE_FORMAT:
+    return "perfect_information"
+  return "public_states"
+
+
 _RECIPES: dict[str, Recipe] = {
     r.name: r for r in (PerfectInformation(), PublicStates(), FogOfWar())}
 
@@ -491,7 +504,7 @@ def settings_of(recipe: str) -> tuple[str, ...]:
   return tuple(f.name for f in dataclasses.fields(get(recipe).settings_class))
 
 
-__all__ = ["choose_recipe", "FogOfWar", "FogOfWarSettings", "get",
+__all__ = ["choose_recipe", "recipe_of", "FogOfWar", "FogOfWarSettings", "get",
            "PerfectInformation", "PerfectInformationSettings",
            "PublicStates", "Recipe", "RECIPE_CHOICES", "RECIPES",
            "recipes_reading", "settings_of"]

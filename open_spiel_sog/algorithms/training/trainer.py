@@ -137,8 +137,7 @@ class Trainer:
         raise cvpn.CheckpointError(
             f"cannot resume: checkpoint {config.checkpoint!r} does not exist")
       self.net = self.recipe.load_network(config.checkpoint, self.game)
-      saved_recipe = self.net.metadata.get("extra", {}).get(
-          "recipe", "public_states")
+      saved_recipe = recipes.recipe_of(self.net.metadata)
       if saved_recipe != config.recipe:
         raise cvpn.CheckpointError(
             f"cannot resume from {config.checkpoint!r}: it was trained by "

@@ -2,18 +2,19 @@ r"""The learning curve of a training run: SoG with each snapshot's network
 against OpenSpiel's MCTS (or --opponent), by training minutes.
 
   python benchmarks/learning_curve.py --game=connect_four \
-      --snapshots='runs/c4/snaps/min_*.npz' --ladder=1000,4000,16000 \
+      --snapshots='runs/connect_four/snapshots/min_*.npz' \
+      --ladder=1000,4000,16000 \
       --num_games=20 --png=benchmarks/results/connect_four_learning.png --json
 
-For each snapshot of `examples/train_perfect_information.py --snapshot_dir`
-and each opponent, `benchmarks/head_to_head.py` plays --num_games games in
+For each snapshot of an `examples/train.py` run (RUN_DIR/snapshots) and
+each opponent, `benchmarks/head_to_head.py` plays --num_games games in
 duplicate seats:
   - the ladder: SoG at --sog_simulations simulations (no time limit)
     against OpenSpiel's C++ MCTS at N simulations
     (`mcts(simulations=N,backend=cpp)`) for each N of --ladder;
   - with --time_limit T > 0: SoG against --opponent ('{t}' standing for
     T; by default `mcts(time_limit=T)`), both T seconds a move. A
-    fog-of-war run (`examples/train_fog_of_war.py`):
+    fog_of_war recipe's run:
     --opponent='sog(time_limit={t},value_function=rollout,seed={seed})'
     or 'ismcts(time_limit={t},seed={seed})', with --ladder= (empty).
 A snapshot's minutes are its name's (min_MMM.npz), else its metadata's.

@@ -1,4 +1,6 @@
-r"""Which games a token CVPN trains on (examples/train.py --input=tokens).
+r"""Which games a token CVPN trains on (examples/train.py
+--recipe=public_states --input=tokens: the sound self-play recipe on every
+game, whichever recipe train.py would pick for it).
 
   python benchmarks/train_coverage.py --json \
       --output=benchmarks/results/train_coverage.json
@@ -7,12 +9,12 @@ For every game of `coverage_games()` (benchmarks/coverage_games.py: the
 two-player zero-sum or constant-sum games the sog bot plays), or those of
 --games, runs
 
-  examples/train.py --game=G --input=tokens --backend=inline --steps=S \
-      --json --noprogress ...
+  examples/train.py --game=G --recipe=public_states --input=tokens \
+      --backend=inline --steps=S --json --noprogress ...
 
 in a child process of its own: a few steps of sound self-play training with
 the token input, one process, a small network (--hidden, --policy_hidden,
---token_width, --conv_channels), few simulations (--actor_simulations,
+--token_width, --conv_channels), few simulations (--simulations,
 --solver_simulations), self-play games capped at --max_moves moves, public
 states sampled past --max_histories histories (--game_args gives a game
 flags of its own: by default python_liars_poker and dark_chess sample
@@ -82,8 +84,8 @@ _MIN_REPLAY = flags.DEFINE_integer("min_replay", 8, "train.py --min_replay.")
 _MAX_UPDATES = flags.DEFINE_float(
     "max_updates_per_example", 1.0, "train.py --max_updates_per_example (1: "
     "a run gathers steps x batch_size examples, see the docstring).")
-_ACTOR_S = flags.DEFINE_integer("actor_simulations", 5,
-                                "train.py --actor_simulations.")
+_ACTOR_S = flags.DEFINE_integer("simulations", 5,
+                                "train.py --simulations.")
 _SOLVER_S = flags.DEFINE_integer("solver_simulations", 5,
                                  "train.py --solver_simulations.")
 _MAX_MOVES = flags.DEFINE_integer(
@@ -143,7 +145,9 @@ def _log(message: str) -> None:
 
 def train_command(game: str, checkpoint: str) -> list[str]:
   """The train.py command line for `game`."""
-  args = [sys.executable, _TRAIN, f"--game={game}", "--input=tokens",
+  args = [sys.executable, _TRAIN, f"--game={game}",
+          "--recipe=public_states", "--input=tokens",
+          f"--run_dir={os.path.dirname(checkpoint)}",
           "--backend=inline", f"--steps={_STEPS.value}",
           f"--batch_size={_BATCH.value}", f"--min_replay={_MIN_REPLAY.value}",
           f"--max_updates_per_example={_MAX_UPDATES.value}",

@@ -1,14 +1,24 @@
-r"""Self-play training throughput: examples per second against workers.
+r"""Self-play training throughput: examples per second against workers,
+for each recipe of the one trainer (examples/train.py).
 
   python benchmarks/training_throughput.py --game=leduc_poker \
       --workers=1+1,2+1 --seconds=60 --backend=process --json
+  python benchmarks/training_throughput.py --game=connect_four \
+      --workers=1+0,2+0 --seconds=60        # perfect_information
+  python benchmarks/training_throughput.py --game=connect_four \
+      --backend=inline --workers=1+0 --perfect_information_seconds=60
 
 For each `A+S` of --workers, runs the real training loop (`Trainer`, the
-learner taking gradient steps as in `examples/train.py`) with A actors and S
-query solvers and measures, once every worker has delivered its first example
-and --settle more seconds have passed, --seconds of steady state:
+learner taking gradient steps as in `examples/train.py`) of --recipe (auto:
+the one train.py picks for the game) with A actors and S query solvers
+(the public_states recipe's; the others take 0) and measures, once every
+worker has delivered its first example and --settle more seconds have
+passed, --seconds of steady state:
 
-- examples_per_s: examples the learner received per second in that window;
+- examples_per_s: examples the learner received per second in that window
+  (symmetries included); searches_per_s: decisions the actors searched per
+  second; per_actor_efficiency: examples a second per worker over the first
+  row's;
 - startup_s: from launch to the learner's first example; warmup_s: from
   launch to the start of the window;
 - worker_busy: the share of each worker's time spent searching (self-play
@@ -20,13 +30,15 @@ and --settle more seconds have passed, --seconds of steady state:
   its loop starting (imports, set-up, first parameters) and to its first
   example.
 
-The search settings default to those of the shipped Leduc network
-(docs/training.md); `--solver=exact` measures exact query solvers (the
-liar's dice networks' settings: docs/training.md, "Exact query solvers").
-With --perfect_information_seconds, the perfect-information recipe
-(`examples/train_perfect_information.py`: batched self-play on the native
-engine, learning included) then runs as long in the same process, and its
-examples a second are given over the first row's (docs/learning.md).
+The public_states recipe's search settings default to those of the shipped
+Leduc network (docs/training.md); the other recipes take their defaults.
+`--solver=exact` measures exact query solvers (the liar's dice networks'
+settings: docs/training.md). With --perfect_information_seconds, the former
+single-process loop of the perfect_information recipe
+(`perfect_information.train`: batched self-play on the native engine,
+learning in turn) then runs as long in the same process, and the first
+row's decisions searched a second are given over its own (the pipeline
+against the loop it replaced).
 Progress goes to stderr; --json prints, last, one JSON object with `game`,
 `solver`, `cpu_count`, `seconds` and `rows`. docs/training.md ("Training at
 scale") holds the measured table.
@@ -35,6 +47,7 @@ scale") holds the measured table.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -50,8 +63,12 @@ from open_spiel_sog.algorithms.training import SOLVERS
 from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import Trainer
 from open_spiel_sog.algorithms.training import ingest
+from open_spiel_sog.algorithms.training import recipes
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game string.")
+_RECIPE = flags.DEFINE_enum("recipe", "auto", list(recipes.RECIPE_CHOICES),
+                            "The recipe (auto: the one examples/train.py "
+                            "picks for the game).")
 _WORKERS = flags.DEFINE_list(
     "workers", ["1+1", "2+1"],
     "Configurations to measure, each ACTORS+SOLVERS (e.g. 1+1,4+2,12+3).")
@@ -64,13 +81,15 @@ _TIMEOUT = flags.DEFINE_float(
     "startup_timeout", 300.0,
     "Give up on a configuration whose workers have not all delivered an "
     "example this many seconds after launch.")
-_BACKEND = flags.DEFINE_enum("backend", "process", ["process", "ray"],
-                             "Training backend.")
+_BACKEND = flags.DEFINE_enum("backend", "process",
+                             ["inline", "process", "ray"],
+                             "Training backend (inline: one worker, 1+0).")
 _RAY_ADDRESS = flags.DEFINE_string(
     "ray_address", "", "Ray cluster to run on (ray backend; '' starts a "
     "local one).")
-_ACTOR_S = flags.DEFINE_integer("actor_simulations", 100,
-                                "s of the actors' SoG(s, 1).")
+_ACTOR_S = flags.DEFINE_integer("simulations", None,
+                                "s of the actors' searches (default: 100 "
+                                "for public_states, else the recipe's).")
 _SOLVER_S = flags.DEFINE_integer("solver_simulations", 100,
                                  "s of the solvers' SoG(s, 1).")
 _Q_SEARCH = flags.DEFINE_float("q_search", 4.0,
@@ -105,8 +124,9 @@ _LEARNER_THREADS = flags.DEFINE_enum(
     "As in examples/train.py: the learner's JAX compute threads on the CPU. "
     "Applies to the first configuration only (a process's JAX keeps its "
     "pool), so measure one setting per run.")
-_HIDDEN = flags.DEFINE_list("hidden", ["256", "256", "256"],
-                            "MLP widths of the trained network.")
+_HIDDEN = flags.DEFINE_list("hidden", None,
+                            "MLP widths of the trained network (default: "
+                            "the recipe's).")
 _INGEST_ONLY = flags.DEFINE_bool(
     "ingest_only", False,
     "Measure the learner alone: the workers are replaced by producer "
@@ -128,16 +148,17 @@ _TOKEN_WIDTH = flags.DEFINE_integer("token_width", 64,
                                     "With --input=tokens, as in train.py.")
 _CONV = flags.DEFINE_list("conv_channels", ["32", "32"],
                           "With --input=tokens, as in train.py.")
-_POLICY_HIDDEN = flags.DEFINE_list("policy_hidden", ["64", "64"],
-                                   "The CVPN's policy torso widths.")
+_POLICY_HIDDEN = flags.DEFINE_list("policy_hidden", None,
+                                   "The policy torso widths (default: the "
+                                   "recipe's).")
 _P_TD1 = flags.DEFINE_float("p_td1", 0.0, "As in examples/train.py.")
 _PI_SECONDS = flags.DEFINE_float(
     "perfect_information_seconds", 0.0,
-    "After the rows: this many seconds of the perfect-information recipe "
-    "(examples/train_perfect_information.py: batched self-play on the "
-    "native engine with its policy-value network, learning included) in "
-    "the same run, and its examples a second over the first row's (0: "
-    "not measured).")
+    "After the rows: this many seconds of the perfect_information recipe's "
+    "former single-process loop (perfect_information.train: batched "
+    "self-play on the native engine, learning in turn) in the same run, "
+    "and the first row's decisions a second over its own (0: not "
+    "measured).")
 _PI_SIMS = flags.DEFINE_integer(
     "perfect_information_simulations", 100,
     "The perfect-information recipe's simulations per search.")
@@ -237,6 +258,10 @@ def row_from_window(window: _Window, actors: int, solvers: int,
       "idle_solvers_play": _IDLE_PLAY.value,
       "walks_per_simulation": _WALKS.value,
       "examples_per_s": round((end["examples"] - start["examples"]) / span, 2),
+      "searches_per_s": round(sum(
+          w.get("searches", 0) - start["workers"].get(name, {}).get(
+              "searches", 0) for name, w in end["workers"].items()) / span,
+                              2),
       "examples_per_s_per_worker": round(
           (end["examples"] - start["examples"]) / span /
           (actors + solvers), 2),
@@ -271,25 +296,45 @@ def row_from_window(window: _Window, actors: int, solvers: int,
   }
 
 
+def recipe_name() -> str:
+  if _RECIPE.value != "auto":
+    return _RECIPE.value
+  return recipes.choose_recipe(_GAME.value)[0]
+
+
 def train_config(actors: int, solvers: int) -> TrainConfig:
   """The run's TrainConfig; app.UsageError when the flags do not make one."""
+  name = recipe_name()
+  recipe = recipes.get(name)
+  network = recipe.network_config()
+  widths = {}
+  if name == "public_states":  # (the shipped Leduc network's settings)
+    network = cvpn.NetworkConfig(
+        hidden=(256, 256, 256), policy_hidden=(64, 64), input=_INPUT.value,
+        token_width=_TOKEN_WIDTH.value,
+        conv_channels=tuple(int(c) for c in _CONV.value))
+    fields = dict(
+        actor_simulations=_ACTOR_S.value or 100,
+        solver_simulations=_SOLVER_S.value, q_search=_Q_SEARCH.value,
+        solver_value_targets=_TARGETS.value, solver=_SOLVER.value,
+        solver_tolerance=_SOLVER_TOLERANCE.value,
+        max_updates_per_example=_MAX_UPDATES.value,
+        idle_solvers_play=_IDLE_PLAY.value,
+        walks_per_simulation=_WALKS.value, inference=_INFERENCE.value,
+        p_td1=_P_TD1.value)
+  else:
+    fields = dict(recipe.defaults)
+    if _ACTOR_S.value:
+      fields["actor_simulations"] = _ACTOR_S.value
+  for flag, name_ in ((_HIDDEN, "hidden"), (_POLICY_HIDDEN, "policy_hidden")):
+    if flag.value is not None:
+      widths[name_] = tuple(int(h) for h in flag.value)
+  fields["solvers"] = solvers
   config = TrainConfig(
-      game=_GAME.value, steps=10**9, actors=actors, solvers=solvers,
+      game=_GAME.value, recipe=name, steps=10**9, actors=actors,
       backend=_BACKEND.value, ray_address=_RAY_ADDRESS.value,
-      actor_simulations=_ACTOR_S.value, solver_simulations=_SOLVER_S.value,
-      q_search=_Q_SEARCH.value, solver_value_targets=_TARGETS.value,
-      solver=_SOLVER.value, solver_tolerance=_SOLVER_TOLERANCE.value,
-      max_updates_per_example=_MAX_UPDATES.value,
-      idle_solvers_play=_IDLE_PLAY.value,
-      walks_per_simulation=_WALKS.value,
       learner_threads=_LEARNER_THREADS.value,
-      inference=_INFERENCE.value,
-      p_td1=_P_TD1.value,
-      network=cvpn.NetworkConfig(
-          hidden=tuple(int(h) for h in _HIDDEN.value),
-          policy_hidden=tuple(int(h) for h in _POLICY_HIDDEN.value),
-          input=_INPUT.value, token_width=_TOKEN_WIDTH.value,
-          conv_channels=tuple(int(c) for c in _CONV.value)))
+      network=dataclasses.replace(network, **widths), **fields)
   try:
     config.validate()
   except ValueError as e:
@@ -314,6 +359,7 @@ def measure(config: TrainConfig) -> dict:
     raise SystemExit(f"training_throughput: {actors}+{solvers}: "
                      f"{window.error or 'the run ended before the window'}")
   row = row_from_window(window, actors, solvers, _BACKEND.value)
+  row["recipe"] = config.recipe
   row["learner_threads"] = config.resolved_learner_threads()
   row["read_losses_every"] = _READ_LOSSES.value
   # The example rate at which the learner's steps, at the rate they ran,
@@ -372,7 +418,8 @@ def main(argv):
           file=sys.stderr, flush=True)
     row = measure(config)
     rows.append(row)
-    print(f"{actors}+{solvers}: {row['examples_per_s']} examples/s "
+    print(f"{actors}+{solvers}: {row['examples_per_s']} examples/s, "
+          f"{row['searches_per_s']} decisions/s "
           f"({row['examples_per_s_per_worker']} per worker), startup "
           f"{row['startup_s']} s, workers busy {row['worker_busy']} (CPU "
           f"{row['worker_cpu']}), learner busy {row['learner_busy']}, "
@@ -381,15 +428,18 @@ def main(argv):
   for row in rows:
     n = row["actors"] + row["solvers"]
     row["scaling"] = round(row["examples_per_s"] / (n * base), 3) if base else None
+    row["per_actor_efficiency"] = row["scaling"]
   perfect = None
   if _PI_SECONDS.value > 0:
     perfect = measure_perfect_information()
-    perfect["over_first_row"] = round(
-        perfect["examples_per_s"] / max(rows[0]["examples_per_s"], 1e-9), 1)
-    print(f"perfect-information recipe: {perfect['examples_per_s']} "
-          f"examples/s ({perfect['over_first_row']}x the first row)",
+    perfect["first_row_over_loop"] = round(
+        rows[0]["searches_per_s"] / max(perfect["examples_per_s"], 1e-9), 3)
+    print(f"the former single-process loop: {perfect['examples_per_s']} "
+          f"decisions/s; the first row searched "
+          f"{rows[0]['searches_per_s']} ({perfect['first_row_over_loop']}x)",
           flush=True)
-  summary = {"game": _GAME.value, "solver": _SOLVER.value,
+  summary = {"game": _GAME.value, "recipe": recipe_name(),
+             "solver": _SOLVER.value,
              "perfect_information": perfect,
              "ingest_only": _INGEST_ONLY.value,
              "cpu_count": os.cpu_count(), "seconds": _SECONDS.value,

@@ -216,9 +216,9 @@ _SOLVERS = flags.DEFINE_integer("solvers", None, "Query solver workers "
                                 "(default 1; 0: no value targets from "
                                 "queries).")
 _SOLVER_TARGETS = flags.DEFINE_integer(
-    "solver_value_targets", _D.solver_value_targets,
+    "solver_value_targets", None,
     "Value targets per solver search: the root plus up to N-1 interior "
-    "public states (1: the root only, as in the paper).")
+    "public states (1: the root only, as in the paper; default 8).")
 _IDLE_PLAY = flags.DEFINE_bool(
     "idle_solvers_play", _D.idle_solvers_play,
     "A query solver with no query waiting plays a self-play game.")
@@ -470,7 +470,7 @@ def config_from_flags(recipe_name: str, run_dir: str,
   for name in ("batch_size", "replay_size", "min_replay",
                "max_updates_per_example", "solver_simulations", "q_search",
                "q_recursive", "epsilon", "p_td1", "greedy_after",
-               "solvers"):
+               "solvers", "solver_value_targets"):
     take(name)
   take("simulations", "actor_simulations")
   take("expansions_per_update", "actor_expansions_per_update")
@@ -499,7 +499,6 @@ def config_from_flags(recipe_name: str, run_dir: str,
       keep_checkpoints=_KEEP.value,
       solver_expansions_per_update=_SOLVER_C.value, solver=_SOLVER.value,
       solver_tolerance=_SOLVER_TOLERANCE.value,
-      solver_value_targets=_SOLVER_TARGETS.value,
       idle_solvers_play=_IDLE_PLAY.value, walks_per_simulation=_WALKS.value,
       resign_threshold=_RESIGN.value, p_no_resign=_P_NO_RESIGN.value,
       max_moves=_MAX_MOVES.value, search_opponent_nodes=_SEARCH_OPPONENT.value,

@@ -228,3 +228,67 @@ def test_killing_the_trainer_with_sigkill_leaves_no_worker_behind(tmp_path):
     for p in _children(process.pid):
       os.kill(p, signal.SIGKILL)
 
+
+
+def _documented_commands() -> list[tuple[str, list[str]]]:
+  """(where, flags) of every examples/train.py command in README.md and
+  docs/*.md: the code blocks' command lines (continuations joined) and the
+  commands of docs/training.md's shipped-networks table (cells that start
+  with --game=)."""
+  import glob  # pylint: disable=g-import-not-at-top
+  import re  # pylint: disable=g-import-not-at-top
+  import shlex  # pylint: disable=g-import-not-at-top
+  out = []
+  for path in [os.path.join(ROOT, "README.md")] + sorted(
+      glob.glob(os.path.join(ROOT, "docs", "*.md"))):
+    with open(path) as f:
+      lines = f.read().splitlines()
+    name = os.path.relpath(path, ROOT)
+    i = 0
+    while i < len(lines):
+      line = lines[i].strip()
+      if re.match(r"^(\.venv/bin/)?python3? examples/train\.py\b", line):
+        text = line
+        while text.endswith("\\") and i + 1 < len(lines):
+          i += 1
+          text = text[:-1] + " " + lines[i].strip()
+        text = text.split("  #")[0]
+        out.append((f"{name}:{i + 1}",
+                    [a for a in shlex.split(text) if a.startswith("--")]))
+      for cell in re.findall(r"`(--game=[^`]*)`", lines[i]):
+        out.append((f"{name}:{i + 1}", shlex.split(cell)))
+      i += 1
+  return out
+
+
+def test_every_documented_training_command_runs_with_the_binarys_flags():
+  """Each command's flags parse, are used by the recipe it trains and make
+  settings that validate (nothing is trained)."""
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  from absl import flags  # pylint: disable=g-import-not-at-top
+  spec = importlib.util.spec_from_file_location("examples_train_docs", TRAIN)
+  binary = importlib.util.module_from_spec(spec)
+  try:
+    spec.loader.exec_module(binary)
+  except flags.DuplicateFlagError:  # (another test file loaded it first)
+    binary = sys.modules.get("examples_train")
+  commands = _documented_commands()
+  assert len(commands) >= 15, commands
+  chosen = {}
+  bad = {}
+  for where, args in commands:
+    try:
+      flags.FLAGS(["train.py"] + args)
+      game = flags.FLAGS.game
+      recipe = flags.FLAGS.recipe
+      if recipe == "auto":
+        if game not in chosen:
+          chosen[game] = recipes.choose_recipe(game)[0]
+        recipe = chosen[game]
+      config, _ = binary.config_from_flags(recipe, "/tmp/run")
+      config.validate()
+    except Exception as e:  # pylint: disable=broad-except
+      bad[where] = f"{' '.join(args)}: {type(e).__name__}: {e}"
+    finally:
+      flags.FLAGS.unparse_flags()
+  assert not bad, bad

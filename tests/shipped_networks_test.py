@@ -54,7 +54,7 @@ KUHN_SOG_BOUND = 0.0021
 
 
 # Token networks for the anchored subgame's leaves (examples/
-# train_fog_of_war.py; docs/learning.md): game -> its first player's Nash
+# the fog_of_war recipe; docs/training.md): game -> its first player's Nash
 # value (phantom_ttt 0.6667 and dark hex 3x3 1.0, from the literature:
 # ../shared/research/fog_of_war.md). The first search's value at the game's
 # root, 1,000 simulations, seeds 0-2, measured 2026-11-28: phantom_ttt 0.66
@@ -66,13 +66,13 @@ FOG_NASH_VALUE = {
 }
 FOG_TOLERANCE = 0.15
 
-# London's network (examples/train_fog_of_war.py on the compact encoding;
-# docs/learning.md): no equilibrium value of London is known, so it is
+# London's network (the fog_of_war recipe on the compact encoding;
+# docs/training.md): no equilibrium value of London is known, so it is
 # guarded by the value of the detectives' first search after Mr. X's first
 # move (100 simulations; Mr. X's start the first and second chance outcome,
 # the search seeded alike), measured 2026-11-28 with the pinned
 # environment: 0.370 (the detectives ahead, though in play they lose most
-# games: docs/learning.md), where an untrained network of the same shape
+# games: docs/training.md), where an untrained network of the same shape
 # gives 0.04 and the 45-minute network before it 0.22.
 LONDON = "scotland_yard(map=london)"
 LONDON_VALUE = (0.370, 0.05)  # (measured, tolerance)

@@ -187,7 +187,7 @@ class SoGConfig:
       leaves' visits, not yet their values); -1 (auto): 8 under a
       time_limit (in connect_four at 1 s a move, 3.5 times the simulations
       of 1), 1 otherwise, where a search's simulations are counted and each
-      should see every value before it (docs/learning.md). With a token
+      should see every value before it (docs/training.md). With a token
       CVPN at the anchored subgame's leaves: at most this many leaves per
       network call, a phase's leaves at least; -1 (auto): 256 (in
       phantom_ttt at 0.2 s a move, about twice the simulations of 64).

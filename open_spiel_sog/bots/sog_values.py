@@ -1,7 +1,7 @@
 """Which value function the sog bot searches with: `value_function` and
 `checkpoint` resolved for a game (a shipped CVPN, exact values, rollouts),
 and a perfect-information game's policy-value network, which serves the
-native engine (docs/learning.md)."""
+native engine (docs/training.md)."""
 
 from __future__ import annotations
 

@@ -53,7 +53,8 @@ from open_spiel_sog.algorithms.sog.cvpn.tokens import TokenBatch
 
 @dataclasses.dataclass
 class FogConfig:
-  """Self-play and learning settings (docs/learning.md lists the flags).
+  """Self-play and learning settings (examples/train.py's fog_of_war recipe;
+  docs/training.md lists the flags).
 
   Attributes:
     simulations: growth simulations per search.

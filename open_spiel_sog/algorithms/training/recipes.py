@@ -224,7 +224,12 @@ class PublicStates(Recipe):
            "greedy_after", "max_moves", "search_opponent_nodes", "alpha",
            "walks_per_simulation", "max_histories", "idle_solvers_play",
            "max_queued_queries")
-  defaults: dict[str, Any] = {}
+  # The settings of the shipped Leduc and Kuhn networks
+  # (docs/training.md, "Shipped networks").
+  defaults: dict[str, Any] = {"actor_simulations": 100,
+                              "solver_simulations": 100, "q_search": 4.0,
+                              "solver_value_targets": 8,
+                              "max_updates_per_example": 50.0}
 
   def network_config(self) -> NetworkConfig:
     return NetworkConfig(input="auto")
@@ -304,16 +309,16 @@ class PerfectInformation(Recipe):
   network_input = "slots"  # (NetworkConfig's default; the network ignores it)
   settings_class = PerfectInformationSettings
   reads = ("actor_expansions_per_update", "greedy_after", "p_td1")
-  defaults = {"actor_simulations": pi.SelfPlayConfig.simulations,
+  # The settings of the shipped connect_four network (docs/training.md).
+  defaults = {"actor_simulations": 160,
               "actor_expansions_per_update":
                   pi.SelfPlayConfig.expansions_per_update,
               "greedy_after": pi.SelfPlayConfig.greedy_after,
               "p_td1": pi.SelfPlayConfig.td1_probability,
               "solvers": 0, "batch_size": pi.LearnConfig.batch_size,
-              "replay_size": pi.LearnConfig.replay_capacity,
+              "replay_size": 300_000,
               "min_replay": pi.LearnConfig.min_replay,
-              "max_updates_per_example":
-                  pi.LearnConfig.updates_per_example}
+              "max_updates_per_example": 4.0}
 
   def validate(self, config) -> None:
     super().validate(config)

@@ -568,7 +568,11 @@ def main(argv):
     recipe = recipes.recipe_of(meta)
     why = f"the recipe of the run in {run_dir} that this resumes"
   else:
-    recipe, why = recipes.choose_recipe(game)
+    try:
+      recipe, why = recipes.choose_recipe(game)
+    except ValueError as e:  # (not a game sog plays)
+      log(f"train: {e}")
+      return 2
   log(f"train: {game}: recipe {recipe} ({why})")
   saved_network = None
   if meta is not None and "network" in meta:

@@ -12,7 +12,26 @@ from open_spiel_sog.public_state import enumeration
 from open_spiel_sog.public_state import search_game
 from open_spiel_sog.utils.games import load_game
 
+RECIPES = ("perfect_information", "public_states", "fog_of_war")
 BACKENDS = ("inline", "process", "ray")
+
+# The bounds within which the slot input (and so the public_states recipe)
+# is chosen: its encoder numbers private parts by a walk of the whole public
+# tree (liars_dice(numdice=2,dice_sides=3), the largest game with a shipped
+# slot network, has 8,195 public states and 663,511 histories). A game whose
+# states are Python (`engine.cpp_game` false) costs about 50 times more a
+# history to walk: its bound is 100,000 histories (London's walk reaches it
+# in about 25 s; to 1,000,000 it took 8 minutes).
+SLOT_PUBLIC_STATES = 20_000
+SLOT_HISTORIES = 1_000_000
+SLOT_HISTORIES_PYTHON = 100_000
+
+
+def slot_histories(game) -> int:
+  """The most histories the slot input's walk of `game` may visit."""
+  from open_spiel_sog.algorithms.sog import engine as engine_lib  # pylint: disable=g-import-not-at-top
+  return (SLOT_HISTORIES if engine_lib.cpp_game(game) else
+          SLOT_HISTORIES_PYTHON)
 SOLVERS = ("search", "exact")
 PLATFORMS = ("cpu", "gpu")
 LEARNER_THREADS = ("auto", "one", "all")
@@ -106,8 +125,8 @@ class TrainConfig:
     network: the CVPN and optimiser settings. Its input "auto" (the
       default here) is resolved when training starts
       (`with_input_resolved`): slots where the game's public tree
-      enumerates within `recipes.SLOT_PUBLIC_STATES` public states and
-      `recipes.slot_histories(game)` histories, none of its public states holding more
+      enumerates within SLOT_PUBLIC_STATES public states and
+      `slot_histories(game)` histories, none of its public states holding more
       than `max_histories`; tokens otherwise.
     learner_platform: where the learner's gradient steps run: "cpu" or "gpu"
       (an error when JAX sees no GPU).
@@ -184,8 +203,9 @@ class TrainConfig:
       if (value <= 0) if strict else (value < 0):
         raise ValueError(f"train: {name} must be {'>' if strict else '>='} 0, "
                          f"got {value}")
-    from open_spiel_sog.algorithms.training import recipes  # pylint: disable=g-import-not-at-top
-    recipe = recipes.get(self.recipe)
+    if self.recipe not in RECIPES:
+      raise ValueError(f"train: unknown recipe {self.recipe!r}; supported: "
+                       f"{', '.join(map(repr, RECIPES))}")
     if self.steps < 0 or self.minutes < 0 or not (self.steps or
                                                   self.minutes):
       raise ValueError(f"train: steps and minutes must be >= 0 and one of "
@@ -200,9 +220,9 @@ class TrainConfig:
                  "solver_expansions_per_update", "max_updates_per_example",
                  "max_queued_queries", "publish_every",
                  "walks_per_simulation"):
-      if (name == "actor_expansions_per_update" and recipe.paced and
+      if (name == "actor_expansions_per_update" and
           self.actor_expansions_per_update == -1):
-        continue  # (-1 paces CFR+ iterations by work: the native engine)
+        continue  # (-1 paces CFR+ iterations by work: `recipes` checks)
       positive(name)
     for name in ("min_replay", "q_search", "q_recursive", "greedy_after",
                  "max_moves", "checkpoint_every", "max_histories"):
@@ -251,44 +271,26 @@ class TrainConfig:
                        f"{self.backend!r}")
     if self.min_replay > self.replay_size:
       raise ValueError("train: min_replay exceeds replay_size")
-    if not recipe.query_solvers:
-      # (A recipe whose actors solve their queries themselves, if at all.)
-      for name, ok in (("solvers", self.solvers == 0),
-                       ("inference", self.inference == "local")):
-        if not ok:
-          raise ValueError(
-              f"train: {name}={getattr(self, name)!r} is for the "
-              f"query solvers of the public_states recipe; the "
-              f"{self.recipe} recipe takes "
-              f"{'solvers=0' if name == 'solvers' else 'inference=local'}")
     self.network.validate()
     load_game(self.game, "train")
-    recipe.validate(self)
 
   def with_input_resolved(self) -> tuple["TrainConfig", str]:
     """This config with `network.input` "auto" made "slots" or "tokens",
     and a line that says which and why. The walk is bounded by counts, so
     every machine picks the same input for the same game."""
-    from open_spiel_sog.algorithms.training import recipes  # pylint: disable=g-import-not-at-top
-    recipe = recipes.get(self.recipe)
-    if recipe.network_input is not None:
-      network = dataclasses.replace(self.network, input=recipe.network_input)
-      return (dataclasses.replace(self, network=network),
-              f"the {self.recipe} recipe's network")
     if self.network.input != "auto":
       return self, f"input={self.network.input} (as asked)"
-    from open_spiel_sog.algorithms.training import recipes  # pylint: disable=g-import-not-at-top
     game = search_game(load_game(self.game, "train"))
-    histories = recipes.slot_histories(game)
+    histories = slot_histories(game)
     limit = enumeration.enumeration_limit(
-        game, max_public_states=recipes.SLOT_PUBLIC_STATES,
+        game, max_public_states=SLOT_PUBLIC_STATES,
         max_histories_walked=histories, max_histories=self.max_histories)
     chosen = "slots" if limit == enumeration.WITHIN else "tokens"
     reason = {
         enumeration.WITHIN: "its public tree enumerates within "
-                            f"{recipes.SLOT_PUBLIC_STATES:,} public states",
+                            f"{SLOT_PUBLIC_STATES:,} public states",
         enumeration.PUBLIC_STATES: "its public tree holds more than "
-                                   f"{recipes.SLOT_PUBLIC_STATES:,} public "
+                                   f"{SLOT_PUBLIC_STATES:,} public "
                                    "states",
         enumeration.HISTORIES: "its public tree holds more than "
                                f"{histories:,} histories",

@@ -32,32 +32,18 @@ from open_spiel_sog.algorithms.sog.anchored import needs_anchored
 from open_spiel_sog.algorithms.training import fog_of_war
 from open_spiel_sog.algorithms.training import perfect_information as pi
 from open_spiel_sog.algorithms.training import selfplay
+from open_spiel_sog.algorithms.training.config import RECIPES
+from open_spiel_sog.algorithms.training.config import SLOT_HISTORIES
+from open_spiel_sog.algorithms.training.config import SLOT_HISTORIES_PYTHON
+from open_spiel_sog.algorithms.training.config import SLOT_PUBLIC_STATES
+from open_spiel_sog.algorithms.training.config import slot_histories
 from open_spiel_sog.algorithms.training.replay import FieldBatch
 from open_spiel_sog.public_state import enumeration
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import search_game
 
-RECIPES = ("perfect_information", "public_states", "fog_of_war")
 RECIPE_CHOICES = ("auto",) + RECIPES
-
-# The bounds within which the slot input (and so the public_states recipe)
-# is chosen: its encoder numbers private parts by a walk of the whole public
-# tree (liars_dice(numdice=2,dice_sides=3), the largest game with a shipped
-# slot network, has 8,195 public states and 663,511 histories). The sog
-# bot's own bound on a public state's histories is its max_histories (300).
-# A game whose states are Python (`engine.cpp_game` false) costs about 50
-# times more a history to walk: its bound is 100,000 histories (London's
-# walk reaches it in about 25 s; to 1,000,000 it took 8 minutes).
-SLOT_PUBLIC_STATES = 20_000
-SLOT_HISTORIES = 1_000_000
-SLOT_HISTORIES_PYTHON = 100_000
-BOT_MAX_HISTORIES = 300
-
-
-def slot_histories(game: pyspiel.Game) -> int:
-  """The most histories the slot input's walk of `game` may visit."""
-  return (SLOT_HISTORIES if engine_lib.cpp_game(game) else
-          SLOT_HISTORIES_PYTHON)
+BOT_MAX_HISTORIES = 300  # (the sog bot's max_histories)
 
 
 def _perfect_information(game: pyspiel.Game) -> bool:
@@ -196,7 +182,31 @@ class Recipe:
     raise NotImplementedError
 
   def validate(self, config) -> None:
+    """`config`'s recipe-dependent settings, refused in one line each."""
     self.settings(config)
+    if not self.query_solvers:
+      # (A recipe whose actors solve their queries themselves, if at all.)
+      for name, ok in (("solvers", config.solvers == 0),
+                       ("inference", config.inference == "local")):
+        if not ok:
+          raise ValueError(
+              f"train: {name}={getattr(config, name)!r} is for the "
+              f"query solvers of the public_states recipe; the "
+              f"{config.recipe} recipe takes "
+              f"{'solvers=0' if name == 'solvers' else 'inference=local'}")
+    if config.actor_expansions_per_update == -1 and not self.paced:
+      raise ValueError(
+          "train: actor_expansions_per_update must be > 0, got -1 (-1 "
+          "paces the native engine's CFR+ iterations by work: the "
+          "perfect_information recipe's)")
+
+  def resolve(self, config) -> tuple[Any, str]:
+    """`config` with its network input decided, and a line that says why."""
+    if self.network_input is None:
+      return config.with_input_resolved()
+    network = dataclasses.replace(config.network, input=self.network_input)
+    return (dataclasses.replace(config, network=network),
+            f"the {self.name} recipe's network")
 
 
 # The pipeline's settings every recipe reads (the rest of TrainConfig's
@@ -431,6 +441,7 @@ class FogOfWar(Recipe):
     return s.engine != "python" and reason is None
 
   def validate(self, config) -> None:
+    super().validate(config)
     s = self.settings(config)
     if s.engine not in ("auto", "native", "python"):
       raise ValueError(f"train: unknown engine {s.engine!r}; supported: "
@@ -509,7 +520,8 @@ def settings_of(recipe: str) -> tuple[str, ...]:
   return tuple(f.name for f in dataclasses.fields(get(recipe).settings_class))
 
 
-__all__ = ["choose_recipe", "recipe_of", "FogOfWar", "FogOfWarSettings", "get",
+__all__ = ["BOT_MAX_HISTORIES", "choose_recipe", "recipe_of", "FogOfWar", "FogOfWarSettings", "get",
            "PerfectInformation", "PerfectInformationSettings",
            "PublicStates", "Recipe", "RECIPE_CHOICES", "RECIPES",
-           "recipes_reading", "settings_of"]
+           "recipes_reading", "settings_of", "SLOT_HISTORIES",
+           "SLOT_HISTORIES_PYTHON", "SLOT_PUBLIC_STATES", "slot_histories"]

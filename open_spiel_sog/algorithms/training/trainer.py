@@ -104,6 +104,7 @@ class Trainer:
     The learner reads its steps' losses every `read_losses_every` steps
     (`read_losses`; 1 waits for every step, as it did before)."""
     config.validate()
+    recipes.get(config.recipe).validate(config)
     if read_losses_every < 1:
       raise ValueError(f"train: read_losses_every must be >= 1, got "
                        f"{read_losses_every}")
@@ -193,7 +194,7 @@ class Trainer:
           config.network, input=saved))
       why = f"input={saved} (auto: the checkpoint's)"
     else:
-      config, why = config.with_input_resolved()
+      config, why = recipes.get(config.recipe).resolve(config)
     self.log(f"train: {config.game}: {why}")
     return config
 

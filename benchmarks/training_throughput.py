@@ -105,8 +105,9 @@ _SOLVER_TOLERANCE = flags.DEFINE_float(
     "solver_tolerance", TrainConfig.solver_tolerance,
     "With --solver=exact: the subgame exploitability (a fraction of the "
     "utility range) each query is solved to.")
-_MAX_UPDATES = flags.DEFINE_float("max_updates_per_example", 50.0,
-                                  "Cap on minibatch uses per example added.")
+_MAX_UPDATES = flags.DEFINE_float(
+    "max_updates_per_example", None, "Cap on minibatch uses per example "
+    "added (default: 50 for public_states, else the recipe's).")
 _IDLE_PLAY = flags.DEFINE_bool(
     "idle_solvers_play", True,
     "Solvers with no query waiting play self-play games (false: they wait, "
@@ -318,7 +319,7 @@ def train_config(actors: int, solvers: int) -> TrainConfig:
         solver_simulations=_SOLVER_S.value, q_search=_Q_SEARCH.value,
         solver_value_targets=_TARGETS.value, solver=_SOLVER.value,
         solver_tolerance=_SOLVER_TOLERANCE.value,
-        max_updates_per_example=_MAX_UPDATES.value,
+        max_updates_per_example=_MAX_UPDATES.value or 50.0,
         idle_solvers_play=_IDLE_PLAY.value,
         walks_per_simulation=_WALKS.value, inference=_INFERENCE.value,
         p_td1=_P_TD1.value)
@@ -326,6 +327,8 @@ def train_config(actors: int, solvers: int) -> TrainConfig:
     fields = dict(recipe.defaults)
     if _ACTOR_S.value:
       fields["actor_simulations"] = _ACTOR_S.value
+    if _MAX_UPDATES.value:
+      fields["max_updates_per_example"] = _MAX_UPDATES.value
   for flag, name_ in ((_HIDDEN, "hidden"), (_POLICY_HIDDEN, "policy_hidden")):
     if flag.value is not None:
       widths[name_] = tuple(int(h) for h in flag.value)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pyspiel
 import pytest
 
 from open_spiel_sog.algorithms.sog import cvpn
@@ -48,6 +49,33 @@ def test_ray_backend_trains_kuhn(tmp_path):
   assert net.step == 30
   # The backend started Ray, so it shut it down again.
   assert not ray.is_initialized()
+
+
+@pytest.mark.ray
+@_IGNORE_FORK_WARNING
+@pytest.mark.parametrize("game,recipe", [
+    ("tic_tac_toe", "perfect_information"),
+    ("dark_hex(num_rows=2,num_cols=2)", "fog_of_war")])
+def test_ray_backend_trains_every_recipe(tmp_path, game, recipe):
+  """The perfect_information and fog_of_war recipes' workers run as Ray
+  actors as the public_states recipe's do: the run reaches its steps and
+  its checkpoint says which recipe wrote it."""
+  pytest.importorskip("ray")
+  from open_spiel_sog.algorithms.training import recipes  # pylint: disable=g-import-not-at-top
+  chosen = recipes.get(recipe)
+  settings = dict(chosen.defaults, actor_simulations=10, batch_size=16,
+                  min_replay=16, solver_simulations=10)
+  if recipe == "perfect_information":
+    settings["recipe_settings"] = {"games": 4}
+  config = TrainConfig(game=game, recipe=recipe, steps=5, backend="ray",
+                       actors=1, checkpoint=str(tmp_path / "r.npz"),
+                       network=chosen.network_config(), **settings)
+  summary = Trainer(config, progress=False).run()
+  assert summary["steps"] == 5 and summary["recipe"] == recipe
+  assert summary["worker_stats"]["games"] > 0
+  meta = chosen.load_network(config.checkpoint,
+                             pyspiel.load_game(game)).metadata
+  assert meta["extra"]["recipe"] == recipe
 
 
 @pytest.mark.ray

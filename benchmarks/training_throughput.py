@@ -6,7 +6,7 @@ for each recipe of the one trainer (examples/train.py).
   python benchmarks/training_throughput.py --game=connect_four \
       --workers=1+0,2+0 --seconds=60        # perfect_information
   python benchmarks/training_throughput.py --game=connect_four \
-      --backend=inline --workers=1+0 --perfect_information_seconds=60
+      --backend=inline --workers=1+0
 
 For each `A+S` of --workers, runs the real training loop (`Trainer`, the
 learner taking gradient steps as in `examples/train.py`) of --recipe (auto:
@@ -33,12 +33,7 @@ passed, --seconds of steady state:
 The public_states recipe's search settings default to those of the shipped
 Leduc network (docs/training.md); the other recipes take their defaults.
 `--solver=exact` measures exact query solvers (the liar's dice networks'
-settings: docs/training.md). With --perfect_information_seconds, the former
-single-process loop of the perfect_information recipe
-(`perfect_information.train`: batched self-play on the native engine,
-learning in turn) then runs as long in the same process, and the first
-row's decisions searched a second are given over its own (the pipeline
-against the loop it replaced).
+settings: docs/training.md).
 Progress goes to stderr; --json prints, last, one JSON object with `game`,
 `solver`, `cpu_count`, `seconds` and `rows`. docs/training.md ("Training at
 scale") holds the measured table.
@@ -153,19 +148,6 @@ _POLICY_HIDDEN = flags.DEFINE_list("policy_hidden", None,
                                    "The policy torso widths (default: the "
                                    "recipe's).")
 _P_TD1 = flags.DEFINE_float("p_td1", 0.0, "As in examples/train.py.")
-_PI_SECONDS = flags.DEFINE_float(
-    "perfect_information_seconds", 0.0,
-    "After the rows: this many seconds of the perfect_information recipe's "
-    "former single-process loop (perfect_information.train: batched "
-    "self-play on the native engine, learning in turn) in the same run, "
-    "and the first row's decisions a second over its own (0: not "
-    "measured).")
-_PI_SIMS = flags.DEFINE_integer(
-    "perfect_information_simulations", 100,
-    "The perfect-information recipe's simulations per search.")
-_PI_GAMES = flags.DEFINE_integer(
-    "perfect_information_games", 64,
-    "The perfect-information recipe's games side by side.")
 _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary last.")
 
 
@@ -377,32 +359,6 @@ def measure(config: TrainConfig) -> dict:
   return row
 
 
-def measure_perfect_information() -> dict:
-  """Examples a second of the perfect-information recipe (self-play and
-  learning in one process) over --perfect_information_seconds."""
-  import pyspiel  # pylint: disable=g-import-not-at-top
-  from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
-  from open_spiel_sog.algorithms.training import perfect_information as pi  # pylint: disable=g-import-not-at-top
-  game = pyspiel.load_game(_GAME.value)
-  net = policy_value.PolicyValueNet(game)
-  net.init(0)
-  selfplay = pi.SelfPlayConfig(simulations=_PI_SIMS.value,
-                               games=_PI_GAMES.value)
-  print(f"training_throughput: {_GAME.value}, the perfect-information "
-        f"recipe ({_PI_SIMS.value} simulations, {_PI_GAMES.value} games)",
-        file=sys.stderr, flush=True)
-  stats = pi.train(game, net, selfplay, pi.LearnConfig(min_replay=1000),
-                   minutes=_PI_SECONDS.value / 60, log=lambda s: None)
-  seconds = stats["minutes"] * 60
-  return {"examples_per_s": round(stats["moves"] / seconds, 1),
-          "search_examples_per_s": stats["examples_per_s"],
-          "leaves_per_s": round(stats["leaves"] / seconds),
-          "steps": stats["steps"], "seconds": round(seconds, 1),
-          "simulations": _PI_SIMS.value, "games": _PI_GAMES.value,
-          "network": {"hidden": list(net.config.hidden),
-                      "policy_hidden": list(net.config.policy_hidden)}}
-
-
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -432,18 +388,8 @@ def main(argv):
     n = row["actors"] + row["solvers"]
     row["scaling"] = round(row["examples_per_s"] / (n * base), 3) if base else None
     row["per_actor_efficiency"] = row["scaling"]
-  perfect = None
-  if _PI_SECONDS.value > 0:
-    perfect = measure_perfect_information()
-    perfect["first_row_over_loop"] = round(
-        rows[0]["searches_per_s"] / max(perfect["examples_per_s"], 1e-9), 3)
-    print(f"the former single-process loop: {perfect['examples_per_s']} "
-          f"decisions/s; the first row searched "
-          f"{rows[0]['searches_per_s']} ({perfect['first_row_over_loop']}x)",
-          flush=True)
   summary = {"game": _GAME.value, "recipe": recipe_name(),
              "solver": _SOLVER.value,
-             "perfect_information": perfect,
              "ingest_only": _INGEST_ONLY.value,
              "cpu_count": os.cpu_count(), "seconds": _SECONDS.value,
              "rows": rows}

@@ -24,6 +24,8 @@ from open_spiel_sog.algorithms.sog.anchored.native_tree import NativeHistoryTree
 from open_spiel_sog.algorithms.sog.cvpn.factory import make_encoder
 from open_spiel_sog.algorithms.sog.cvpn.factory import make_network
 from open_spiel_sog.algorithms.training import fog_of_war
+from open_spiel_sog.algorithms.training import TrainConfig
+from open_spiel_sog.algorithms.training import Trainer
 from open_spiel_sog.public_state import HistoryKeys
 from open_spiel_sog.public_state import PublicStateObserver
 
@@ -178,28 +180,33 @@ def _root_value(game, network, native):
 def test_a_network_trained_in_the_suite_moves_the_search_to_the_game_value(
     native, tmp_path):
   """Dark hex 2x2: OpenSpiel's CFR+ gives the first player's value (1: it
-  wins). 600 games of self-play with the query solver (about 30 seconds;
-  250 without it on the Python engine) on the anchored subgame train a
-  tiny network whose values, at the leaves of a 2-simulation search, bring the
-  search's value at the root much nearer to it than the untrained
-  network's; the trained checkpoint then plays through the sog bot."""
+  wins). The fog_of_war recipe on the pipeline's inline backend (a run
+  that repeats from its seed), self-play with the query solver on the
+  anchored subgame for a few hundred steps, trains a tiny network whose
+  values, at the leaves of a 2-simulation search, bring the search's value
+  at the root much nearer to it than the untrained network's; the trained
+  checkpoint then plays through the sog bot."""
   game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")
   value = _game_value(game, 200)
   assert value == pytest.approx(1.0, abs=1e-3)
-  net = _network(game, seed=0, width=32)
-  before = _root_value(game, leaf_network.LeafNetwork(net), native)
-  # (The Python engine is the slower twin: fewer games, and no query
+  untrained = _network(game, seed=0, width=32)
+  before = _root_value(game, leaf_network.LeafNetwork(untrained), native)
+  # (The Python engine is the slower twin: fewer steps, and no query
   # solver, which the test above holds to the native one's answers.)
-  selfplay = fog_of_war.FogSelfPlay(
-      game, net, fog_of_war.FogConfig(simulations=30, batch_size=32, seed=0,
-                                      q_search=1.0 if native else 0.0),
-      native=native)
-  stats = fog_of_war.train(selfplay, 0.0, games=600 if native else 250)
-  assert stats["steps"] > 50
+  path = str(tmp_path / "dh2.npz")
+  config = TrainConfig(
+      game=str(game), recipe="fog_of_war", backend="inline",
+      steps=400 if native else 150, actor_simulations=30,
+      solver_simulations=30, q_search=1.0 if native else 0.0, epsilon=0.1,
+      solvers=0, batch_size=32, min_replay=32, max_updates_per_example=4.0,
+      replay_size=20_000, checkpoint=path,
+      recipe_settings={"engine": "native" if native else "python"},
+      network=untrained.config)
+  summary = Trainer(config, progress=False, log=lambda s: None).run()
+  assert summary["steps"] == config.steps
+  net = cvpn.load_checkpoint(path, game)
   after = _root_value(game, leaf_network.LeafNetwork(net), native)
   assert abs(after - value) < abs(before - value) - 0.1, (before, after)
-  path = str(tmp_path / "dh2.npz")
-  cvpn.save_checkpoint(path, net, game=game)
   bots = [pyspiel.load_bot("sog", game, p, {
       "checkpoint": path, "simulations": 30, "seed": p, "subgame": "anchored",
       "engine": "native" if native else "python"}) for p in (0, 1)]

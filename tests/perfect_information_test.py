@@ -18,6 +18,8 @@ from open_spiel_sog.algorithms.networks import policy_value
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.sog import engine as engine_lib
 from open_spiel_sog.algorithms.training import perfect_information as pi
+from open_spiel_sog.algorithms.training import TrainConfig
+from open_spiel_sog.algorithms.training import Trainer
 from open_spiel_sog.bots import sog
 
 SHIM = engine_lib.native_module()
@@ -247,19 +249,22 @@ def _score_against_mcts(checkpoint, games=20):
 
 
 def test_a_network_trained_here_stops_sog_losing_to_mcts(tmp_path):
+  """The perfect_information recipe on the pipeline's inline backend (a
+  count of steps, not minutes: the same network on any machine)."""
   game = TTT
   net = policy_value.PolicyValueNet(game)
   net.init(0)
   untrained = str(tmp_path / "untrained.npz")
   net.save(untrained)
-  # (A count of moves, not minutes: the same network on any machine.)
-  pi.train(game, net,
-           pi.SelfPlayConfig(simulations=50, games=32, seed=0,
-                             root_value_weight=0.0),
-           pi.LearnConfig(min_replay=500, updates_per_example=8),
-           minutes=10, max_moves=8_000, log=lambda s: None)
   trained = str(tmp_path / "trained.npz")
-  net.save(trained)
+  config = TrainConfig(
+      game="tic_tac_toe", recipe="perfect_information", backend="inline",
+      steps=2_000, actor_simulations=50, actor_expansions_per_update=-1,
+      solvers=0, p_td1=1.0, greedy_after=10, batch_size=256,
+      min_replay=500, max_updates_per_example=8.0, replay_size=200_000,
+      checkpoint=trained, network=policy_value.default_config(),
+      recipe_settings={"games": 32, "root_value_weight": 0.0})
+  Trainer(config, progress=False, log=lambda s: None).run()
   assert _score_against_mcts(untrained) > 0
   assert _score_against_mcts(trained) == 0
 

@@ -32,15 +32,15 @@ return for their owner, as AlphaZero's targets mix in the outcome: a long
 game whose ends the searches rarely reach (London's Mr. X wins at round
 24) otherwise learns only from the ends they do reach.
 
-`train` runs games, keeps the examples in a sliding window and takes
-`replay_ratio` optimiser steps' worth of batches per new example.
+The fog_of_war recipe (`recipes.FogOfWar`) runs `FogSelfPlay` as a worker
+of the training pipeline (`trainer.Trainer`): actor processes, the replay
+ring and the learner are the pipeline's.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pyspiel
@@ -48,23 +48,17 @@ import pyspiel
 from open_spiel_sog.algorithms.sog.anchored import leaf_network
 from open_spiel_sog.algorithms.sog.anchored.search import AnchoredConfig
 from open_spiel_sog.algorithms.sog.anchored.search import AnchoredSearch
-from open_spiel_sog.algorithms.sog.cvpn.tokens import TokenBatch
 
 
 @dataclasses.dataclass
 class FogConfig:
-  """Self-play and learning settings (examples/train.py's fog_of_war recipe;
+  """Self-play settings (examples/train.py's fog_of_war recipe;
   docs/training.md lists the flags).
 
   Attributes:
     simulations: growth simulations per search.
     root_histories, order2_histories: the anchored root's sizes.
     leaf_batch: leaves per network call.
-    batch_size: examples per optimiser step.
-    replay_capacity: examples kept (the newest).
-    replay_ratio: how many times each new example is learned on, on
-      average (optimiser steps owed: replay_ratio x new examples /
-      batch_size).
     exploration: the share of moves played uniformly at random (else from
       the searched policy).
     q_search: queries solved per actor search, on average (the integer
@@ -83,9 +77,6 @@ class FogConfig:
   root_histories: int = 32
   order2_histories: int = 4
   leaf_batch: int = 64
-  batch_size: int = 64
-  replay_capacity: int = 20_000
-  replay_ratio: float = 4.0
   exploration: float = 0.1
   q_search: float = 1.0
   q_recursive: float = 0.2
@@ -97,11 +88,11 @@ class FogConfig:
 
   def validate(self) -> None:
     for name in ("simulations", "root_histories", "order2_histories",
-                 "leaf_batch", "batch_size", "replay_capacity",
+                 "leaf_batch",
                  "solver_simulations", "max_queries"):
       if getattr(self, name) < 1:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-    for name in ("replay_ratio", "q_search", "q_recursive"):
+    for name in ("q_search", "q_recursive"):
       if not 0.0 <= getattr(self, name) < float("inf"):
         raise ValueError(f"{name} must be a number >= 0, got "
                          f"{getattr(self, name)}")
@@ -335,51 +326,3 @@ class FogSelfPlay:
     self.examples += len(examples)
     self.games += 1
     return examples, float(state.returns()[0])
-
-
-def train(selfplay: FogSelfPlay, seconds: float,
-          progress: Callable[[dict], None] | None = None,
-          snapshot: Callable[[float], None] | None = None,
-          snapshot_seconds: float = 0.0, games: int | None = None) -> dict:
-  """Self-play and learning for `seconds` (or `games` games, where given:
-  a run that repeats from its seed); returns the run's counts.
-  `progress(stats)` after each game; `snapshot(elapsed)` every
-  `snapshot_seconds` (0: never)."""
-  cfg = selfplay.config
-  net = selfplay.net
-  replay: list[dict[str, np.ndarray]] = []
-  start = time.monotonic()
-  owed = 0.0
-  stats = {"games": 0, "moves": 0, "queries": 0, "examples": 0,
-           "steps": 0, "value_loss": float("nan"),
-           "policy_loss": float("nan"), "learn_seconds": 0.0, "returns": 0.0}
-  next_snapshot = snapshot_seconds if snapshot_seconds > 0 else None
-  rng = selfplay.rng
-  while (time.monotonic() - start < seconds if games is None else
-         stats["games"] < games):
-    examples, ret = selfplay.play()
-    replay.extend(examples)
-    del replay[:max(0, len(replay) - cfg.replay_capacity)]
-    stats["games"] += 1
-    stats["moves"] = selfplay.moves
-    stats["queries"] = selfplay.queries
-    stats["examples"] = selfplay.examples
-    stats["returns"] += ret
-    owed += cfg.replay_ratio * len(examples) / cfg.batch_size
-    begin = time.monotonic()
-    while owed >= 1.0 and len(replay) >= cfg.batch_size:
-      pick = rng.choice(len(replay), cfg.batch_size, replace=False)
-      batch = TokenBatch.stack([replay[i] for i in pick])
-      losses = net.train_step(batch)
-      stats["value_loss"] = losses.get("value_loss", float("nan"))
-      stats["policy_loss"] = losses.get("policy_loss", float("nan"))
-      stats["steps"] += 1
-      owed -= 1.0
-    stats["learn_seconds"] += time.monotonic() - begin
-    stats["seconds"] = time.monotonic() - start
-    if progress is not None:
-      progress(dict(stats))
-    if next_snapshot is not None and stats["seconds"] >= next_snapshot:
-      snapshot(stats["seconds"])
-      next_snapshot += snapshot_seconds
-  return stats

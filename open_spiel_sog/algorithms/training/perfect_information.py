@@ -14,6 +14,10 @@ the game's outcome for the acting player (TD(1)), mixed with the search's
 root value by `root_value_weight` (0: outcomes alone); its policy target is
 the search's root policy. No query is solved.
 
+The perfect_information recipe (`recipes.PerfectInformation`) runs
+`SelfPlay` as a worker of the training pipeline (`trainer.Trainer`):
+actor processes, the replay ring and the learner are the pipeline's.
+
 What the research note (`shared/research/small_compute_learning.md`)
 supports for small machines, each a setting:
   - `policy_target="gumbel"`: Gumbel root selection with completed-Q policy
@@ -31,7 +35,6 @@ supports for small machines, each a setting:
 from __future__ import annotations
 
 import dataclasses
-import time
 from typing import Callable
 
 import numpy as np
@@ -342,127 +345,5 @@ class SelfPlay:
     return augment(self.game, examples, cfg.symmetries)
 
 
-class Replay:
-  """A sliding window of the newest `capacity` examples (arrays)."""
-
-  def __init__(self, capacity: int, input_size: int, num_actions: int):
-    self.capacity = capacity
-    self.arrays = [np.zeros((capacity, input_size), np.float32),
-                   np.zeros((capacity, num_actions), np.float32),
-                   np.zeros(capacity, np.float32),
-                   np.zeros((capacity, num_actions), np.float32),
-                   np.zeros(capacity, np.float32)]
-    self.size = 0
-    self.next = 0
-    self.added = 0
-
-  def add(self, examples) -> None:
-    n = len(examples[0])
-    for lo in range(0, n, self.capacity):
-      chunk = [e[lo:lo + self.capacity] for e in examples]
-      m = len(chunk[0])
-      idx = (self.next + np.arange(m)) % self.capacity
-      for a, c in zip(self.arrays, chunk):
-        a[idx] = c
-      self.next = int((self.next + m) % self.capacity)
-      self.size = min(self.size + m, self.capacity)
-      self.added += m
-
-  def sample(self, rng: np.random.Generator, batch: int):
-    idx = rng.integers(0, self.size, size=batch)
-    return [a[idx] for a in self.arrays]
-
-
-@dataclasses.dataclass
-class LearnConfig:
-  """The learner's settings.
-
-  Attributes:
-    batch_size: examples per gradient step.
-    replay_capacity: the replay window (examples, symmetries included).
-    updates_per_example: gradient steps x batch_size per new example
-      (Table S2's "max grad updates per example": 0.2 in Go).
-    min_replay: examples before the first step.
-  """
-  batch_size: int = 256
-  replay_capacity: int = 200_000
-  updates_per_example: float = 2.0
-  min_replay: int = 2_000
-
-
-def train(game: pyspiel.Game, network, selfplay: SelfPlayConfig,
-          learn: LearnConfig, *, minutes: float, log=print,
-          on_checkpoint: Callable[[float, dict], None] | None = None,
-          checkpoint_every_minutes: float = 10.0,
-          stop: Callable[[], bool] = lambda: False,
-          max_moves: int | None = None) -> dict:
-  """Self-play and learning in one process for `minutes` (or until
-  `max_moves` self-play moves: a run that is a function of its seeds,
-  whatever the machine's speed): each round of
-  moves feeds the replay window, then the learner takes its share of
-  gradient steps. `on_checkpoint(minutes, stats)` runs every
-  `checkpoint_every_minutes` and at the end. Returns the run's stats."""
-  actors = SelfPlay(game, network, selfplay)
-  replay = Replay(learn.replay_capacity, network.input_size,
-                  network.num_actions)
-  rng = np.random.default_rng(selfplay.seed + 7)
-  start = time.monotonic()
-  next_checkpoint = checkpoint_every_minutes
-  owed = 0.0
-  losses = {}
-  search_s = learn_s = 0.0
-  last_log = start
-  stats = {}
-  while True:
-    elapsed = (time.monotonic() - start) / 60
-    stats = {"minutes": round(elapsed, 2), "steps": network.step,
-             "games": actors.games_finished, "moves": actors.moves,
-             "examples": replay.added, "leaves": actors.leaves,
-             "examples_per_s": round(actors.moves / max(search_s, 1e-9), 2),
-             "search_s": round(search_s, 1), "learn_s": round(learn_s, 1),
-             **{k: round(v, 4) for k, v in losses.items()}}
-    if elapsed >= minutes or stop() or (
-        max_moves is not None and actors.moves >= max_moves):
-      break
-    if elapsed >= next_checkpoint and on_checkpoint is not None:
-      on_checkpoint(elapsed, stats)
-      next_checkpoint += checkpoint_every_minutes
-    t = time.monotonic()
-    for examples in actors.play_moves():
-      if examples is not None:
-        replay.add(examples)
-        owed += len(examples[0]) * learn.updates_per_example / learn.batch_size
-    search_s += time.monotonic() - t
-    t = time.monotonic()
-    if replay.size >= learn.min_replay:
-      while owed >= 1.0:
-        losses = network.train_step(*replay.sample(rng, learn.batch_size))
-        owed -= 1.0
-    learn_s += time.monotonic() - t
-    if time.monotonic() - last_log > 60:
-      log(" ".join(f"{k}={v}" for k, v in stats.items()))
-      last_log = time.monotonic()
-  if on_checkpoint is not None:
-    on_checkpoint(stats["minutes"], stats)
-  return stats
-
-
-def search_examples_per_second(game: pyspiel.Game, network,
-                               config: SelfPlayConfig, seconds: float) -> dict:
-  """Self-play alone for `seconds` (no learning): decisions searched per
-  second (each is an example at td1_probability 1), and leaves per
-  second."""
-  actors = SelfPlay(game, network, config)
-  start = time.monotonic()
-  while time.monotonic() - start < seconds:
-    actors.play_moves()
-  elapsed = time.monotonic() - start
-  return {"examples_per_s": actors.moves / elapsed,
-          "leaves_per_s": actors.leaves / elapsed,
-          "games": actors.games_finished, "seconds": elapsed}
-
-
-__all__ = ["augment", "completed_q_policy", "Decision", "LearnConfig",
-           "POLICY_TARGETS", "Replay", "search_examples_per_second",
-           "SelfPlay", "SelfPlayConfig", "SYMMETRIES", "targets_of_game",
-           "train"]
+__all__ = ["augment", "completed_q_policy", "Decision", "POLICY_TARGETS",
+           "SelfPlay", "SelfPlayConfig", "SYMMETRIES", "targets_of_game"]

@@ -12,9 +12,11 @@ the question the `sog` bot asks at load time and names one of:
 A recipe is small: its network (`make_network`, `load_network`, `save`),
 its worker (`make_worker`: an object with `play_game`, `solve`,
 `set_params`, `net`, `stats`, `index`, `config`, which the pipeline's
-backends run), its default settings, and the names of the settings only it
-reads (`settings`). The pipeline (`trainer.Trainer` over `backends`) never
-branches on a recipe's name.
+backends run), its default settings (`defaults`, `network_config`), the
+TrainConfig fields it reads beyond the pipeline's (`reads`) and its own
+settings (`settings_class`, from `TrainConfig.recipe_settings`). The
+pipeline (`trainer.Trainer` over `backends`) never branches on a recipe's
+name.
 """
 
 from __future__ import annotations
@@ -325,9 +327,8 @@ class PerfectInformation(Recipe):
                   pi.SelfPlayConfig.expansions_per_update,
               "greedy_after": pi.SelfPlayConfig.greedy_after,
               "p_td1": pi.SelfPlayConfig.td1_probability,
-              "solvers": 0, "batch_size": pi.LearnConfig.batch_size,
-              "replay_size": 300_000,
-              "min_replay": pi.LearnConfig.min_replay,
+              "solvers": 0, "batch_size": 256, "replay_size": 300_000,
+              "min_replay": 2_000,
               "max_updates_per_example": 4.0}
 
   def validate(self, config) -> None:
@@ -416,10 +417,8 @@ class FogOfWar(Recipe):
               "q_search": fog_of_war.FogConfig.q_search,
               "q_recursive": fog_of_war.FogConfig.q_recursive,
               "epsilon": fog_of_war.FogConfig.exploration,
-              "solvers": 0, "batch_size": fog_of_war.FogConfig.batch_size,
-              "replay_size": fog_of_war.FogConfig.replay_capacity,
-              "min_replay": fog_of_war.FogConfig.batch_size,
-              "max_updates_per_example": fog_of_war.FogConfig.replay_ratio}
+              "solvers": 0, "batch_size": 64, "replay_size": 20_000,
+              "min_replay": 64, "max_updates_per_example": 4.0}
 
   def fog_config(self, config, seed: int = 0) -> fog_of_war.FogConfig:
     s = self.settings(config)

@@ -196,7 +196,7 @@ def test_a_network_trained_in_the_suite_moves_the_search_to_the_game_value(
   path = str(tmp_path / "dh2.npz")
   config = TrainConfig(
       game=str(game), recipe="fog_of_war", backend="inline",
-      steps=400 if native else 150, actor_simulations=30,
+      steps=400 if native else 100, actor_simulations=30,
       solver_simulations=30, q_search=1.0 if native else 0.0, epsilon=0.1,
       solvers=0, batch_size=32, min_replay=32, max_updates_per_example=4.0,
       replay_size=20_000, checkpoint=path,

@@ -80,8 +80,9 @@ def _metadata(path):
      ["--games=4", "--simulations=10", "--min_replay=32", "--batch_size=16",
       "--hidden=16", "--policy_hidden=16"]),
     ("kuhn_poker", "public_states",
-     ["--simulations=10", "--solver_simulations=10", "--min_replay=16",
-      "--batch_size=16", "--hidden=16"]),
+     ["--simulations=10", "--solver_simulations=10", "--q_search=1",
+      "--solver_value_targets=1", "--min_replay=16", "--batch_size=16",
+      "--hidden=16"]),
     ("dark_hex(num_rows=2,num_cols=2)", "fog_of_war",
      ["--recipe=fog_of_war", "--simulations=10", "--solver_simulations=10",
       "--min_replay=16", "--batch_size=16", "--hidden=16",
@@ -143,13 +144,43 @@ def test_a_rerun_resumes_and_noresume_starts_over(tmp_path):
   after = _metadata(str(tmp_path / "checkpoint.npz"))["extra"]
   assert after["examples"] > before["examples"]
   assert after["train_seconds"] > before["train_seconds"]
-  # The same command once more: the run is complete, nothing more trains.
-  done = _train_py("--steps=7", *args)
-  assert json.loads(done.stdout.splitlines()[-1])["steps"] == 7
   fresh = _train_py("--steps=2", "--noresume", *args)
   assert fresh.returncode == 0, fresh.stderr[-3000:]
   assert "train: resuming" not in fresh.stderr
   assert _metadata(str(tmp_path / "checkpoint.npz"))["step"] == 2
+
+
+def _binary():
+  """examples/train.py as a module, loaded once per process (its flags are
+  defined when it loads; tests/training_test.py shares it)."""
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  binary = sys.modules.get("examples_train")
+  if binary is None:
+    spec = importlib.util.spec_from_file_location("examples_train", TRAIN)
+    binary = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(binary)
+    sys.modules["examples_train"] = binary
+  return binary
+
+
+def _settings_of(args: list[str], recipe: str | None = None):
+  """The TrainConfig examples/train.py makes of `args` for `recipe`
+  (default: --recipe, or the one auto picks), validated as the trainer
+  validates it; raises ValueError as train.py would refuse it."""
+  from absl import flags  # pylint: disable=g-import-not-at-top
+  binary = _binary()
+  try:
+    flags.FLAGS(["train.py"] + args)
+    if recipe is None:
+      recipe = flags.FLAGS.recipe
+      if recipe == "auto":
+        recipe = recipes.choose_recipe(flags.FLAGS.game)[0]
+    config, _ = binary.config_from_flags(recipe, "/tmp/run")
+  finally:
+    flags.FLAGS.unparse_flags()
+  config.validate()
+  recipes.get(config.recipe).validate(config)
+  return config
 
 
 @pytest.mark.parametrize("args,line", [
@@ -171,12 +202,21 @@ def test_a_rerun_resumes_and_noresume_starts_over(tmp_path):
      "train: tic_tac_toe is a perfect-information game"),
 ])
 def test_a_flag_or_recipe_foreign_to_the_game_is_refused_in_one_line(
-    args, line, tmp_path):
-  result = _train_py(*args, "--steps=1", f"--run_dir={tmp_path}")
+    args, line):
+  with pytest.raises(ValueError) as refused:
+    _settings_of(args)
+  assert str(refused.value).startswith(line), str(refused.value)
+  assert "\n" not in str(refused.value)
+
+
+def test_train_py_refuses_a_foreign_flag_with_exit_2_and_no_folder(tmp_path):
+  result = _train_py("--game=tic_tac_toe", "--root_histories=5", "--steps=1",
+                     f"--run_dir={tmp_path / 'run'}")
   assert result.returncode == 2, result.stderr[-2000:]
   assert "Traceback" not in result.stderr
-  assert result.stderr.splitlines()[-1].startswith(line), result.stderr
-  assert not os.path.exists(tmp_path / "checkpoint.npz")
+  assert result.stderr.splitlines()[-1].startswith(
+      "train: --root_histories is not used by the perfect_information")
+  assert not os.path.exists(tmp_path / "run")
 
 
 def _children(pid: int) -> list[int]:
@@ -263,32 +303,35 @@ def _documented_commands() -> list[tuple[str, list[str]]]:
 
 def test_every_documented_training_command_runs_with_the_binarys_flags():
   """Each command's flags parse, are used by the recipe it trains and make
-  settings that validate (nothing is trained)."""
-  import importlib.util  # pylint: disable=g-import-not-at-top
+  settings that validate (nothing is trained). Where a network ships for
+  the game, the recipe is the one that trained it (the walk that picks it
+  for London takes 40 s here; `test_auto_picks_...` holds auto to the
+  bot's search on the others)."""
   from absl import flags  # pylint: disable=g-import-not-at-top
-  spec = importlib.util.spec_from_file_location("examples_train_docs", TRAIN)
-  binary = importlib.util.module_from_spec(spec)
-  try:
-    spec.loader.exec_module(binary)
-  except flags.DuplicateFlagError:  # (another test file loaded it first)
-    binary = sys.modules.get("examples_train")
   commands = _documented_commands()
   assert len(commands) >= 15, commands
-  chosen = {}
   bad = {}
   for where, args in commands:
     try:
       flags.FLAGS(["train.py"] + args)
-      game = flags.FLAGS.game
-      recipe = flags.FLAGS.recipe
-      if recipe == "auto":
-        if game not in chosen:
-          chosen[game] = recipes.choose_recipe(game)[0]
-        recipe = chosen[game]
-      config, _ = binary.config_from_flags(recipe, "/tmp/run")
-      config.validate()
+      game, recipe = flags.FLAGS.game, flags.FLAGS.recipe
+      flags.FLAGS.unparse_flags()
+      shipped = cvpn.shipped_checkpoint(game)
+      if recipe == "auto" and shipped is not None:
+        recipe = recipes.recipe_of(_metadata(shipped))
+      _settings_of(args, None if recipe == "auto" else recipe)
     except Exception as e:  # pylint: disable=broad-except
       bad[where] = f"{' '.join(args)}: {type(e).__name__}: {e}"
     finally:
       flags.FLAGS.unparse_flags()
   assert not bad, bad
+
+
+def test_the_shipped_networks_recipes_are_the_ones_auto_picks():
+  """Where auto's walk is quick, it picks the recipe that trained the
+  network shipped for the game."""
+  for game in ("connect_four", "kuhn_poker", "leduc_poker",
+               "liars_dice(numdice=1,dice_sides=4)", "phantom_ttt",
+               "dark_hex(num_rows=3,num_cols=3)"):
+    meta = _metadata(cvpn.shipped_checkpoint(game))
+    assert recipes.choose_recipe(game)[0] == recipes.recipe_of(meta), game

@@ -347,10 +347,15 @@ def _train_py(*args):
 @pytest.fixture(scope="module")
 def train_binary():
   """examples/train.py as a module (its flags defined, never parsed here)."""
+  # (Loaded once per process: its flags are defined when it loads; other
+  # test files take it from sys.modules.)
+  if "examples_train" in sys.modules:
+    return sys.modules["examples_train"]
   spec = importlib.util.spec_from_file_location(
       "examples_train", os.path.join(ROOT, "examples", "train.py"))
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
+  sys.modules["examples_train"] = module
   return module
 
 

@@ -34,6 +34,11 @@ once a minute; `--json` prints a summary as the last line. Ctrl-C (SIGINT)
 or SIGTERM stops the workers, writes the checkpoint and exits with 130 or
 143; a second signal aborts at once. Worker processes end with the trainer
 however it ends.
+
+This file is longer than the binaries beside it (about 600 lines) because
+it holds every flag of the three recipes, each with its help, in one place:
+the flags are the trainer's documented interface (docs/training.md), and
+`config_from_flags` is the one function that turns them into settings.
 """
 
 from __future__ import annotations

@@ -309,7 +309,7 @@ def _measure_games(games, overrides, seeds, simulations, progress,
     if row["rebel_cfr_d"] is not None:
       verdict += f"; ReBeL CFR-D {row['rebel_cfr_d']:.3f}"
     steps = str(info["step"])
-    if info["configured_steps"] not in (None, info["step"]):
+    if info["configured_steps"] not in (None, 0, info["step"]):
       steps += f" (of {info['configured_steps']} configured)"
     if info["averaged_steps"]:
       steps += (" (weights averaged over steps "

@@ -1,6 +1,21 @@
-r"""Which games a token CVPN trains on (examples/train.py
---recipe=public_states --input=tokens: the sound self-play recipe on every
-game, whichever recipe train.py would pick for it).
+r"""Which games train, and in how much memory: two modes (--mode).
+
+--mode=defaults: the one command with default flags on every game,
+
+  examples/train.py --game=G --minutes=M --run_dir=TMP --json --noprogress
+
+(the recipe auto picks, M = --minutes, 2 by default), and every process of
+the run (the trainer and its workers) sampled from /proc twice a second: the
+row gives each one's peak resident memory (VmHWM), and marks the game `over`
+where one passes --memory_limit_gb (4). The issue's measurement:
+
+  python benchmarks/train_coverage.py --mode=defaults --json \
+      --output=benchmarks/results/train_coverage_defaults.json
+
+--mode=tokens (the default): which games a token CVPN trains on
+(examples/train.py --recipe=public_states --input=tokens: the sound
+self-play recipe on every game, whichever recipe train.py would pick for
+it).
 
   python benchmarks/train_coverage.py --json \
       --output=benchmarks/results/train_coverage.json
@@ -54,6 +69,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from absl import app
@@ -65,6 +81,21 @@ from coverage_games import coverage_games  # pylint: disable=g-import-not-at-top
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _TRAIN = os.path.join(_ROOT, "examples", "train.py")
 
+_MODE = flags.DEFINE_enum(
+    "mode", "tokens", ["tokens", "defaults"], "tokens: the token CVPN's "
+    "sound self-play with the small settings below; defaults: the one "
+    "command with default flags for --minutes (the flags below other than "
+    "--games, --skip, --grace and the output flags are then unused).")
+_MINUTES = flags.DEFINE_float(
+    "minutes", 2.0, "--mode=defaults: train.py --minutes for each game.")
+_MEMORY_LIMIT = flags.DEFINE_float(
+    "memory_limit_gb", 4.0, "A game whose trainer or any worker passes this "
+    "peak resident memory is marked `over` (both modes).")
+_STARTUP = flags.DEFINE_float(
+    "startup_seconds", 240.0, "--mode=defaults: seconds a run may take "
+    "beyond --minutes (imports, auto's walk of the public tree, the "
+    "workers' start, the last game and checkpoint) before it is stopped as "
+    "a timeout.")
 _GAMES = flags.DEFINE_string(
     "games", "", "Game strings to train on, separated by ';' (empty: every "
     "game of coverage_games()).")
@@ -136,7 +167,8 @@ _LOG_DIR = flags.DEFINE_string(
     "LOGS/GAME.log.")
 _ROWS_FILE = flags.DEFINE_string(
     "rows_file", "", "Also append each game's row to this file as one JSON "
-    "line as soon as it is done.")
+    "line as soon as it is done; games it already holds are not run again "
+    "(their rows count), so a stopped coverage run resumes.")
 
 
 def _log(message: str) -> None:
@@ -144,7 +176,13 @@ def _log(message: str) -> None:
 
 
 def train_command(game: str, checkpoint: str) -> list[str]:
-  """The train.py command line for `game`."""
+  """The train.py command line for `game` (its run folder is the
+  checkpoint's)."""
+  if _MODE.value == "defaults":
+    return [sys.executable, _TRAIN, f"--game={game}",
+            f"--minutes={_MINUTES.value:g}",
+            f"--run_dir={os.path.dirname(checkpoint)}", "--json",
+            "--noprogress"]
   args = [sys.executable, _TRAIN, f"--game={game}",
           "--recipe=public_states", "--input=tokens",
           f"--run_dir={os.path.dirname(checkpoint)}",
@@ -205,6 +243,81 @@ def _from_checkpoint(path: str) -> dict | None:
           "examples": int(meta.get("extra", {}).get("examples", 0))}
 
 
+def _descendants(pid: int) -> list[int]:
+  """`pid` and its descendants, from /proc (Linux)."""
+  parent = {}
+  for entry in os.listdir("/proc"):
+    if entry.isdigit():
+      try:
+        with open(f"/proc/{entry}/stat") as f:
+          parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+      except (OSError, IndexError, ValueError):
+        continue
+  out, frontier = [pid], [pid]
+  while frontier:
+    frontier = [p for p, q in parent.items() if q in frontier]
+    out += frontier
+  return out
+
+
+def _peak_kb(pid: int) -> int | None:
+  try:
+    with open(f"/proc/{pid}/status") as f:
+      for line in f:
+        if line.startswith("VmHWM:"):
+          return int(line.split()[1])
+  except OSError:
+    pass
+  return None
+
+
+class MemorySampler:
+  """Samples the peak resident memory (VmHWM) of a process and its
+  descendants every `interval` seconds until `stop()`; `peaks()` gives
+  {"trainer" | "worker K" (in order of first sight): MB}. A process's
+  VmHWM is its peak since it started, so a sample misses only what a
+  process reached in its last `interval` before it ended."""
+
+  def __init__(self, pid: int, interval: float = 0.5):
+    self._pid, self._interval = pid, interval
+    self._peak: dict[int, int] = {}
+    self._done = threading.Event()
+    self._thread = threading.Thread(target=self._run, daemon=True)
+    self._thread.start()
+
+  def _run(self) -> None:
+    while not self._done.is_set():
+      for pid in _descendants(self._pid):
+        kb = _peak_kb(pid)
+        if kb is not None:
+          self._peak[pid] = max(kb, self._peak.get(pid, 0))
+      self._done.wait(self._interval)
+
+  def stop(self) -> dict[str, float]:
+    self._done.set()
+    self._thread.join()
+    return self.peaks()
+
+  def peaks(self) -> dict[str, float]:
+    out, k = {}, 0
+    for pid, kb in self._peak.items():
+      if pid == self._pid:
+        name = "trainer"
+      else:
+        k += 1
+        name = f"worker {k}"
+      out[name] = round(kb / 1024, 1)
+    return out
+
+
+def _recipe_line(stderr: str) -> str | None:
+  """The recipe train.py's first line names ('train: G: recipe X (why)')."""
+  for line in stderr.splitlines():
+    if line.startswith("train: ") and ": recipe " in line:
+      return line.split(": recipe ", 1)[1].split(" ", 1)[0]
+  return None
+
+
 def run_game(game: str) -> dict:
   """Trains on `game` in a child process and returns its row."""
   row = {"game": game}
@@ -222,11 +335,14 @@ def run_game(game: str) -> dict:
                    if p])
     start = time.monotonic()
     timed_out = killed = False
+    time_limit = (_MINUTES.value * 60 + _STARTUP.value
+                  if _MODE.value == "defaults" else _TIME_LIMIT.value)
     with open(out_path, "w") as out, open(err_path, "w") as err:
       child = subprocess.Popen(args, stdout=out, stderr=err, cwd=_ROOT,
                                env=env)
+      sampler = MemorySampler(child.pid)
       try:
-        child.wait(timeout=_TIME_LIMIT.value)
+        child.wait(timeout=time_limit)
       except subprocess.TimeoutExpired:
         timed_out = True
         child.send_signal(signal.SIGTERM)
@@ -236,6 +352,7 @@ def run_game(game: str) -> dict:
           killed = True
           child.kill()
           child.wait()
+      peaks = sampler.stop()
     seconds = time.monotonic() - start
     with open(out_path) as f:
       stdout = f.read()
@@ -249,6 +366,9 @@ def run_game(game: str) -> dict:
         f.write(stderr)
     row["seconds"] = round(seconds, 1)
     row["returncode"] = child.returncode
+    row["recipe"] = _recipe_line(stderr)
+    row["peak_mb"] = peaks
+    row["max_peak_mb"] = max(peaks.values(), default=None)
     if summary is not None:
       run_s = float(summary.get("seconds") or 0.0)
       stats = summary.get("worker_stats") or {}
@@ -261,8 +381,9 @@ def run_game(game: str) -> dict:
                  policy_loss=(summary.get("last") or {}).get("policy_loss"),
                  games=int(stats.get("games", 0)),
                  solves=int(stats.get("solves", 0)))
+    needed = 1 if _MODE.value == "defaults" else _STEPS.value
     finished = (summary is not None and not summary.get("stopped") and
-                (summary.get("steps") or 0) >= _STEPS.value)
+                (summary.get("steps") or 0) >= needed)
     if finished and (child.returncode == 0 or timed_out):
       # (A run that reached its steps as the time limit came, and got the
       # SIGTERM while it wrote its summary, trains: its seconds show it.)
@@ -274,14 +395,25 @@ def run_game(game: str) -> dict:
         row.update(saved or {"steps": 0, "examples": 0})
         row["from_checkpoint"] = saved is not None
       how = "killed" if killed else "stopped by SIGTERM"
-      row["error"] = (f"timeout after {_TIME_LIMIT.value:.0f} s ({how}; "
+      row["error"] = (f"timeout after {time_limit:.0f} s ({how}; "
                       f"{row.get('examples', 0)} examples, "
                       f"{row.get('steps', 0)} steps)")
+    elif (_MODE.value == "defaults" and child.returncode == 0 and
+          summary is not None and not summary.get("stopped")):
+      row["status"] = "gathering"  # (its replay never reached min_replay)
+      row["error"] = (f"no update in {_MINUTES.value:g} minutes "
+                      f"({summary.get('examples', 0)} examples)")
     else:
       row["status"] = "fails"
       row["error"] = f"exit {child.returncode}: {_error_line(stderr)}"
       if summary is None and "Traceback" in stderr:
         row["traceback"] = True
+    if (row["max_peak_mb"] or 0) > _MEMORY_LIMIT.value * 1024:
+      row["over"] = row["status"]
+      row["status"] = "over"
+      row["error"] = (f"a process peaked at {row['max_peak_mb']:.0f} MB, "
+                      f"past {_MEMORY_LIMIT.value:g} GB "
+                      f"({row.get('error', row['over'])})")
   return row
 
 
@@ -301,16 +433,22 @@ def _fmt(value, spec: str) -> str:
 
 
 def _markdown(rows: list[dict]) -> str:
-  lines = ["| game | result | s | examples/s | loss |", "|---|---|---|---|---|"]
+  lines = ["| game | recipe | result | s | examples/s | loss | peak MB "
+           "(trainer; workers) |", "|---|---|---|---|---|---|---|"]
   for r in rows:
+    peaks = dict(r.get("peak_mb") or {})
+    trainer = peaks.pop("trainer", None)
+    peak = (f"{_fmt(trainer, '.0f')}; "
+            f"{', '.join(format(v, '.0f') for v in peaks.values()) or '-'}")
     if r["status"] == "trains":
       result = (f"trains ({r['steps']} steps, {r['examples']} examples, "
                 f"{r['games']} games, {r['solves']} solves)")
     else:
       result = f"{r['status']}: {r.get('error', '')}".replace("|", "\\|")
-    lines.append(f"| {r['game']} | {result} | {r['seconds']:.0f} | "
+    lines.append(f"| {r['game']} | {r.get('recipe') or ''} | {result} | "
+                 f"{r['seconds']:.0f} | "
                  f"{_fmt(r.get('examples_per_s'), '.2f')} | "
-                 f"{_fmt(r.get('loss'), '.4f')} |")
+                 f"{_fmt(r.get('loss'), '.4f')} | {peak} |")
   return "\n".join(lines)
 
 
@@ -321,6 +459,12 @@ def main(argv):
   skip = {s for s in _SKIP.value.split(",") if s}
   games = _ordered([g for g in games if g.split("(")[0] not in skip])
   rows = []
+  if _ROWS_FILE.value and os.path.exists(_ROWS_FILE.value):
+    with open(_ROWS_FILE.value) as f:
+      done = {r["game"]: r for r in map(json.loads, filter(str.strip, f))}
+    rows = [done[g] for g in games if g in done]
+    games = [g for g in games if g not in done]
+    _log(f"{len(rows)} games' rows from {_ROWS_FILE.value}")
   start = time.monotonic()
   for k, game in enumerate(games):
     _log(f"[{k + 1}/{len(games)}] {game} ...")
@@ -334,12 +478,19 @@ def main(argv):
          f"{time.monotonic() - start:.0f} s in all)")
   print(_markdown(rows))
   counts = {s: sum(r["status"] == s for r in rows)
-            for s in ("trains", "fails", "timeout")}
+            for s in ("trains", "gathering", "fails", "timeout", "over")}
+  peak = max((r.get("max_peak_mb") or 0 for r in rows), default=0)
+  bound = (f"minutes={_MINUTES.value:g}" if _MODE.value == "defaults" else
+           f"steps={_STEPS.value}, time_limit_per_game="
+           f"{_TIME_LIMIT.value:.0f} s")
   print(f"\n{counts['trains']} of {len(rows)} games train, "
-        f"{counts['fails']} fail, {counts['timeout']} time out "
-        f"(steps={_STEPS.value}, time_limit_per_game="
-        f"{_TIME_LIMIT.value:.0f} s).")
+        f"{counts['gathering']} gather without an update, "
+        f"{counts['fails']} fail, {counts['timeout']} time out, "
+        f"{counts['over']} pass {_MEMORY_LIMIT.value:g} GB; the largest "
+        f"process peaked at {peak:.0f} MB ({bound}).")
   result = {
+      "mode": _MODE.value, "minutes": _MINUTES.value,
+      "memory_limit_gb": _MEMORY_LIMIT.value, "max_peak_mb": peak,
       "steps": _STEPS.value, "time_limit_per_game": _TIME_LIMIT.value,
       "grace": _GRACE.value, "batch_size": _BATCH.value,
       "min_replay": _MIN_REPLAY.value,

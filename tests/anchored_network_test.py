@@ -4,7 +4,6 @@ path values them; both trees agree; a network trained in the suite moves
 the search toward OpenSpiel's game value; the sog bot plays with a
 checkpoint under its time limit; Scotland Yard's compact encoding."""
 
-import os
 import time
 
 import numpy as np
@@ -29,8 +28,6 @@ from open_spiel_sog.algorithms.training import Trainer
 from open_spiel_sog.public_state import HistoryKeys
 from open_spiel_sog.public_state import PublicStateObserver
 
-_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__))), "examples", "train.py")
 _NATIVE = engine_lib.native_reason(pyspiel.load_game("kuhn_poker")) is None
 _TREES = [HistoryTree] + ([NativeHistoryTree] if _NATIVE else [])
 
@@ -436,53 +433,3 @@ def test_london_trains_on_the_compact_encoding():
   before = net.step
   net.train_step(cvpn.TokenBatch.stack([example]))
   assert net.step == before + 1
-
-
-def test_the_fog_of_war_recipe_writes_a_checkpoint_the_bot_uses(tmp_path):
-  """examples/train.py's fog_of_war recipe trains for its minutes, writes
-  the checkpoint and a snapshot, and prints its summary; a
-  perfect-information game is refused in one line; resuming from a missing
-  checkpoint or one without an optimiser state (a shipped network) is one
-  line each."""
-  import json  # pylint: disable=g-import-not-at-top
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
-  run = tmp_path / "run"
-  result = subprocess.run(
-      [sys.executable, _SCRIPT, "--game=dark_hex(num_rows=2,num_cols=2)",
-       "--recipe=fog_of_war", "--backend=inline", "--minutes=0.2",
-       f"--run_dir={run}", "--snapshot_minutes=0.1", "--simulations=20",
-       "--json", "--noprogress"],
-      capture_output=True, text=True, check=False, timeout=300)
-  assert result.returncode == 0, result.stderr[-2000:]
-  summary = json.loads(result.stdout.strip().splitlines()[-1])
-  work = summary["worker_stats"]
-  # (an example per searched move and per solved query)
-  assert work["games"] > 0 and work["solves"] > 0
-  assert work["examples"] == work["searches"] + work["solves"]
-  path = run / "checkpoint.npz"
-  assert path.exists() and list((run / "snapshots").glob("min_*.npz"))
-  game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")
-  bot = pyspiel.load_bot("sog", game, 0, {
-      "checkpoint": str(path), "subgame": "anchored", "simulations": 10})
-  assert bot.step(game.new_initial_state()) in range(4)
-  refused = subprocess.run(
-      [sys.executable, _SCRIPT, "--game=chess", "--recipe=fog_of_war",
-       f"--run_dir={tmp_path / 'x'}", "--minutes=0.01"],
-      capture_output=True, text=True, check=False, timeout=300)
-  assert refused.returncode == 2
-  assert refused.stderr.splitlines()[-1] == (
-      "train: chess is a perfect-information game; the fog_of_war recipe "
-      "trains imperfect-information games (--recipe=auto picks "
-      "perfect_information)")
-  for checkpoint, message in [
-      (tmp_path / "none.npz", "does not exist"),
-      (cvpn.shipped_checkpoint(pyspiel.load_game("phantom_ttt")),
-       "holds no optimiser state")]:
-    refused = subprocess.run(
-        [sys.executable, _SCRIPT, "--game=phantom_ttt", "--resume",
-         f"--checkpoint={checkpoint}", f"--run_dir={tmp_path / 'y'}",
-         "--minutes=0.01"],
-        capture_output=True, text=True, check=False, timeout=300)
-    assert refused.returncode == 2
-    assert message in refused.stderr and "Traceback" not in refused.stderr

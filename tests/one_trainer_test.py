@@ -8,13 +8,16 @@ killed with SIGKILL."""
 from importlib import metadata
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pyspiel
 import pytest
+import train_cli
 
 from open_spiel_sog.algorithms.networks import policy_value
 from open_spiel_sog.algorithms.sog import cvpn
@@ -22,14 +25,9 @@ from open_spiel_sog.algorithms.sog import engine as engine_lib
 from open_spiel_sog.algorithms.training import recipes
 from open_spiel_sog.bots import sog_values
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TRAIN = os.path.join(ROOT, "examples", "train.py")
+ROOT, TRAIN = train_cli.ROOT, train_cli.TRAIN
 _NATIVE = engine_lib.native_reason(pyspiel.load_game("tic_tac_toe")) is None
-
-
-def _train_py(*args, timeout=600):
-  return subprocess.run([sys.executable, TRAIN, *args], capture_output=True,
-                        text=True, timeout=timeout, check=False, cwd=ROOT)
+_train_py = train_cli.run
 
 
 @pytest.mark.parametrize("game,recipe", [
@@ -75,47 +73,28 @@ def _metadata(path):
   raise AssertionError(f"{path} is no checkpoint")
 
 
-@pytest.mark.parametrize("game,recipe,flags", [
-    ("tic_tac_toe", "perfect_information",
-     ["--games=4", "--simulations=10", "--min_replay=32", "--batch_size=16",
-      "--hidden=16", "--policy_hidden=16"]),
-    ("kuhn_poker", "public_states",
-     ["--simulations=10", "--solver_simulations=10", "--q_search=1",
-      "--solver_value_targets=1", "--min_replay=16", "--batch_size=16",
-      "--hidden=16"]),
-    ("dark_hex(num_rows=2,num_cols=2)", "fog_of_war",
-     ["--recipe=fog_of_war", "--simulations=10", "--solver_simulations=10",
-      "--min_replay=16", "--batch_size=16", "--hidden=16",
-      "--token_width=16"]),
-])
-def test_each_recipe_trains_on_processes_into_a_checkpoint_the_bot_uses(
-    game, recipe, flags, tmp_path):
-  if recipe == "perfect_information" and not _NATIVE:
-    pytest.skip("the perfect_information recipe needs the C++ shim")
-  run_dir = tmp_path / "run"
-  result = _train_py(f"--game={game}", "--steps=3", "--backend=process",
-                     f"--run_dir={run_dir}", "--noprogress", "--json", *flags)
-  assert result.returncode == 0, result.stderr[-3000:]
-  first = [l for l in result.stderr.splitlines() if l.startswith("train:")][0]
-  assert first.startswith(f"train: {pyspiel.load_game(game)}: recipe "
-                          f"{recipe} ("), first
-  summary = json.loads(result.stdout.strip().splitlines()[-1])
-  assert summary["steps"] == 3 and summary["recipe"] == recipe
+def _check_run(run_dir, game: str, recipe: str, first: str, steps: int,
+               hidden: list[int] | None = None, finished: bool = True) -> None:
+  """The run folder of a run that stopped at `steps`: a checkpoint whose
+  metadata is right, the log, the snapshot a finished run ends with, and a
+  bot that takes the checkpoint with checkpoint=PATH and no other
+  parameter."""
   path = str(run_dir / "checkpoint.npz")
-  assert summary["checkpoint"] == path
   meta = _metadata(path)
   extra = meta["extra"]
-  assert meta["step"] == 3 and meta["has_optimizer"]
+  assert meta["step"] == steps and meta["has_optimizer"]
   assert cvpn.same_game(meta["game"], pyspiel.load_game(game))
   assert extra["recipe"] == recipe
   assert extra["train"]["game"] == game
+  assert extra["train"]["backend"] == "process"
   assert extra["versions"]["open_spiel"] == metadata.version("open_spiel")
   assert extra["examples"] >= 16 and extra["games"] >= 1
   assert 0 < extra["minutes"] < 5
-  assert list(meta["network"]["hidden"]) == [16]
+  if hidden is not None:
+    assert list(meta["network"]["hidden"]) == hidden
   assert (run_dir / "train.log").read_text().startswith(first)
-  assert sorted(os.listdir(run_dir / "snapshots")) == ["min_000.npz"]
-  # The bot takes it with checkpoint=PATH and no other parameter.
+  if finished:
+    assert sorted(os.listdir(run_dir / "snapshots")) == ["min_000.npz"]
   loaded = pyspiel.load_game(game)
   bot = pyspiel.load_bot("sog", loaded, 0, {"checkpoint": path,
                                             "simulations": 5})
@@ -128,6 +107,76 @@ def test_each_recipe_trains_on_processes_into_a_checkpoint_the_bot_uses(
     assert bot.anchored is not None  # (it searches where it was trained)
   if recipe == "perfect_information":
     assert bot.policy_value is not None and bot.native is not None
+
+
+@pytest.mark.parametrize("game,recipe,flags", [
+    # The one command: --game and a bound (SoG's Go setting on the native
+    # engine, a policy-value network).
+    ("connect_four", "perfect_information", []),
+    ("kuhn_poker", "public_states",
+     ["--simulations=10", "--solver_simulations=10", "--q_search=1",
+      "--solver_value_targets=1", "--min_replay=16", "--batch_size=16",
+      "--hidden=16"]),
+])
+def test_each_recipe_trains_on_processes_into_a_checkpoint_the_bot_uses(
+    game, recipe, flags, tmp_path):
+  if recipe == "perfect_information" and not _NATIVE:
+    pytest.skip("the perfect_information recipe needs the C++ shim")
+  run_dir = tmp_path / "run"
+  result = _train_py(f"--game={game}", "--steps=2", f"--run_dir={run_dir}",
+                     "--noprogress", "--json", *flags)
+  assert result.returncode == 0, result.stderr[-3000:]
+  first = result.stderr.splitlines()[0]
+  assert first.startswith(f"train: {pyspiel.load_game(game)}: recipe "
+                          f"{recipe} ("), first
+  assert f"trained {game} ({recipe}) at step 2" in result.stderr
+  summary = json.loads(result.stdout.strip().splitlines()[-1])
+  assert summary["steps"] == 2 and summary["recipe"] == recipe
+  assert summary["checkpoint"] == str(run_dir / "checkpoint.npz")
+  _check_run(run_dir, game, recipe, first, 2,
+             [16] if "--hidden=16" in flags else None)
+
+
+def test_phantom_ttt_trains_with_game_alone_and_stops_on_sigint(tmp_path):
+  """The fog_of_war recipe, chosen and started with --game alone, on worker
+  processes; a SIGINT once it has made an update (a user's Ctrl-C) stops
+  the workers, writes the checkpoint and exits with 130. Each searched move
+  and each solved query is an example."""
+  run_dir = tmp_path / "run"
+  process = subprocess.Popen(
+      [sys.executable, TRAIN, "--game=phantom_ttt", f"--run_dir={run_dir}",
+       "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+      cwd=ROOT)
+  watchdog = threading.Timer(300, process.kill)
+  watchdog.start()
+  seen = ""
+  try:
+    # (the progress bar at its first update)
+    while not re.search(r"train phantom_ttt: [1-9]\d*it", seen):
+      char = process.stderr.read(1)
+      if not char:
+        break
+      seen += char
+    assert seen.startswith(
+        "train: phantom_ttt(): recipe fog_of_war (sog searches it through "
+        "the anchored subgame"), seen
+    process.send_signal(signal.SIGINT)
+    out, rest = process.communicate(timeout=300)
+    seen += rest
+    assert process.returncode == 130, seen[-3000:]
+  finally:
+    watchdog.cancel()
+    process.kill()
+  assert "Traceback" not in seen
+  stopped = re.search(r"stopped \(SIGINT\) phantom_ttt \(fog_of_war\) at "
+                      r"step (\d+)", seen)
+  assert stopped, seen[-3000:]
+  summary = json.loads(out.strip().splitlines()[-1])
+  work = summary["worker_stats"]
+  assert work["games"] > 0 and work["examples"] == (
+      work["searches"] + work["solves"])
+  _check_run(run_dir, "phantom_ttt", "fog_of_war", seen.splitlines()[0],
+             int(stopped.group(1)), finished=False)
 
 
 def test_a_rerun_resumes_and_noresume_starts_over(tmp_path):
@@ -150,17 +199,7 @@ def test_a_rerun_resumes_and_noresume_starts_over(tmp_path):
   assert _metadata(str(tmp_path / "checkpoint.npz"))["step"] == 2
 
 
-def _binary():
-  """examples/train.py as a module, loaded once per process (its flags are
-  defined when it loads; tests/training_test.py shares it)."""
-  import importlib.util  # pylint: disable=g-import-not-at-top
-  binary = sys.modules.get("examples_train")
-  if binary is None:
-    spec = importlib.util.spec_from_file_location("examples_train", TRAIN)
-    binary = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(binary)
-    sys.modules["examples_train"] = binary
-  return binary
+_binary = train_cli.module
 
 
 def _settings_of(args: list[str], recipe: str | None = None):
@@ -216,6 +255,32 @@ def test_train_py_refuses_a_foreign_flag_with_exit_2_and_no_folder(tmp_path):
   assert "Traceback" not in result.stderr
   assert result.stderr.splitlines()[-1].startswith(
       "train: --root_histories is not used by the perfect_information")
+  assert not os.path.exists(tmp_path / "run")
+
+
+@pytest.mark.parametrize("args,line", [
+    (["--game=phantom_ttt", "--resume", "--checkpoint={tmp}/none.npz"],
+     "train: cannot resume: checkpoint '{tmp}/none.npz' does not exist "
+     "(rerunning without --resume starts the run)"),
+    (["--game=phantom_ttt", "--resume", "--checkpoint={shipped}"],
+     "train: cannot resume from '{shipped}': it holds no optimiser state"),
+    (["--game=kuhn_poker", "--steps=0"], "train: steps must be > 0, got 0"),
+])
+def test_train_py_refuses_what_it_cannot_resume_or_bound_in_one_line(
+    args, line, tmp_path, capsys):
+  """main() returns 2 with one line, before any worker starts."""
+  from absl import flags  # pylint: disable=g-import-not-at-top
+  shipped = cvpn.shipped_checkpoint(pyspiel.load_game("phantom_ttt"))
+  fill = lambda a: a.format(tmp=tmp_path, shipped=shipped)
+  binary = _binary()
+  try:
+    flags.FLAGS(["train.py", f"--run_dir={tmp_path / 'run'}"] +
+                [fill(a) for a in args])
+    assert binary.main(["train.py"]) == 2
+  finally:
+    flags.FLAGS.unparse_flags()
+  err = capsys.readouterr().err.strip().splitlines()
+  assert err[-1].startswith(fill(line)), err
   assert not os.path.exists(tmp_path / "run")
 
 

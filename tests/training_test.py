@@ -10,7 +10,6 @@ cores.
 
 import csv
 import dataclasses
-import importlib.util
 import json
 import math
 import os
@@ -26,6 +25,7 @@ import numpy as np
 from open_spiel.python.algorithms import best_response as os_best_response
 import pyspiel
 import pytest
+import train_cli
 
 import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
 from open_spiel_sog.algorithms.sog import cvpn
@@ -338,25 +338,13 @@ _RUNS = tempfile.mkdtemp(prefix="train-runs-")
 
 
 def _train_py(*args):
-  return subprocess.run(
-      [sys.executable, os.path.join(ROOT, "examples", "train.py"), *args],
-      capture_output=True, text=True, timeout=300, check=False,
-      cwd=_RUNS)
+  return train_cli.run(*args, timeout=300, cwd=_RUNS)
 
 
 @pytest.fixture(scope="module")
 def train_binary():
   """examples/train.py as a module (its flags defined, never parsed here)."""
-  # (Loaded once per process: its flags are defined when it loads; other
-  # test files take it from sys.modules.)
-  if "examples_train" in sys.modules:
-    return sys.modules["examples_train"]
-  spec = importlib.util.spec_from_file_location(
-      "examples_train", os.path.join(ROOT, "examples", "train.py"))
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  sys.modules["examples_train"] = module
-  return module
+  return train_cli.module()
 
 
 def _binary_flags(module) -> dict[str, flags.Flag]:

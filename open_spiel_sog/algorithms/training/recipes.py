@@ -291,7 +291,7 @@ class PerfectInformationWorker(_GameWorker):
     super().__init__(config, net, index)
     self.selfplay = pi.SelfPlay(
         pyspiel.load_game(config.game), net, dataclasses.replace(
-            PerfectInformation().self_play_config(config),
+            get(config.recipe).self_play_config(config),
             seed=config.seed * 1009 + seed))
 
   def play_game(self, push=None):
@@ -385,7 +385,7 @@ class FogOfWarWorker(_GameWorker):
 
   def __init__(self, config, net, seed: int, index: int):
     super().__init__(config, net, index)
-    recipe = FogOfWar()
+    recipe = get(config.recipe)
     game = search_game(pyspiel.load_game(config.game))
     self.selfplay = fog_of_war.FogSelfPlay(
         game, net, recipe.fog_config(config, seed=config.seed * 1009 + seed),

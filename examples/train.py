@@ -118,6 +118,10 @@ _BATCH = flags.DEFINE_integer("batch_size", None, "Examples per gradient "
                               "step.")
 _REPLAY = flags.DEFINE_integer("replay_size", None, "The replay window, in "
                                "examples.")
+_REPLAY_MB = flags.DEFINE_integer(
+    "replay_memory_mb", _D.replay_memory_mb, "The replay ring's memory bound "
+    "in MB (0: none): past it the ring keeps the newest examples that fit "
+    "and learning starts once it is full.")
 _MIN_REPLAY = flags.DEFINE_integer("min_replay", None,
                                    "Examples before learning starts.")
 _MAX_UPDATES = flags.DEFINE_float(
@@ -344,7 +348,7 @@ _ONLY = {"input": ["public_states"],
 _PIPELINE = ("game", "recipe", "run_dir", "minutes", "steps", "resume",
              "checkpoint", "checkpoint_every", "keep_checkpoints",
              "snapshot_dir", "snapshot_minutes", "backend", "actors",
-             "batch_size", "replay_size", "min_replay",
+             "batch_size", "replay_size", "replay_memory_mb", "min_replay",
              "max_updates_per_example", "publish_every", "seed",
              "ray_address", "learner_platform", "learner_threads",
              "worker_platform", "progress", "json", "tensorboard_dir")
@@ -496,6 +500,7 @@ def config_from_flags(recipe_name: str, run_dir: str,
       steps=steps or 0, minutes=minutes, snapshot_dir=snapshot_dir,
       snapshot_minutes=_SNAPSHOT_MIN.value, backend=_BACKEND.value,
       actors=_ACTORS.value, publish_every=_PUBLISH.value, seed=_SEED.value,
+      replay_memory_mb=_REPLAY_MB.value,
       ray_address=_RAY_ADDRESS.value,
       learner_platform=_LEARNER_PLATFORM.value,
       learner_threads=_LEARNER_THREADS.value,

@@ -627,3 +627,61 @@ def test_sog_bot_plays_with_trained_checkpoint(trained):
       assert abs(returns[0]) in (1, 2)
       outcomes.add(tuple(returns))
   assert outcomes
+
+
+def _token_example(k: int, tokens: int = 4, width: int = 64) -> dict:
+  """A token example whose tokens are all k (the fields' shapes as the
+  token encoder gives them)."""
+  per_token = {"tokens": np.full((tokens, width), k, np.float32),
+               "info": np.zeros((tokens, 3), np.float32),
+               "player": np.zeros(tokens, np.int32),
+               "mask": np.ones(tokens, np.float32),
+               "range": np.ones(tokens, np.float32),
+               "value_target": np.zeros(tokens, np.float32),
+               "value_mask": np.ones(tokens, np.float32),
+               "policy_target": np.zeros((tokens, 2), np.float32),
+               "policy_mask": np.zeros(tokens, np.float32),
+               "legal": np.ones((tokens, 2), np.float32)}
+  return {**per_token, "public": np.zeros(5, np.float32),
+          "hist": np.zeros((2, 2), np.int32),
+          "weight": np.ones(2, np.float32)}
+
+
+def test_the_replay_ring_keeps_the_newest_token_examples_within_its_memory():
+  """Past max_bytes the oldest go, whatever the capacity; the learner may
+  start once the ring is at its bound; samples come from what is kept."""
+  from open_spiel_sog.algorithms.sog.cvpn import TokenBatch  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.training.replay import ReplayBuffer  # pylint: disable=g-import-not-at-top
+  one = sum(a.astype(np.float16).nbytes if f == "tokens" else a.nbytes
+            for f, a in _token_example(0).items())
+  ring = ReplayBuffer(capacity=100, max_bytes=3 * one + one // 2)
+  for k in range(10):
+    ring.add(TokenBatch.stack([_token_example(k)]))
+  assert (len(ring), ring.added, ring.nbytes) == (3, 10, 3 * one)
+  assert ring.at_memory_bound
+  drawn = ring.sample(64, np.random.default_rng(0))
+  assert set(np.unique(drawn.tokens[:, :4])) == {7.0, 8.0, 9.0}
+  # By count alone (no bound): the newest `capacity`.
+  ring = ReplayBuffer(capacity=4)
+  ring.add(TokenBatch.stack([_token_example(k) for k in range(10)]))
+  assert len(ring) == 4 and not ring.at_memory_bound
+  drawn = ring.sample(64, np.random.default_rng(0))
+  assert set(np.unique(drawn.tokens[:, :4])) == {6.0, 7.0, 8.0, 9.0}
+
+
+def test_the_replay_ring_of_fixed_shapes_shrinks_to_its_memory_and_says_so():
+  from open_spiel_sog.algorithms.training.replay import FieldBatch  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.algorithms.training.replay import ReplayBuffer  # pylint: disable=g-import-not-at-top
+  batch = FieldBatch({"x": np.arange(50, dtype=np.float32)[:, None] *
+                           np.ones((1, 256), np.float32),
+                      "y": np.arange(50, dtype=np.int64)})
+  ring = ReplayBuffer(capacity=1_000_000, max_bytes=10 * (256 * 4 + 8))
+  ring.add(batch)
+  assert ring.capacity == 10 and len(ring) == 10 and ring.added == 50
+  assert ring.note == ("replay: 1,000,000 examples of 1,032 bytes pass the "
+                       "memory bound of 0 MB; keeping the newest 10")
+  assert ring.at_memory_bound
+  assert set(ring.sample(100, np.random.default_rng(0)).arrays["y"]) == set(
+      range(40, 50))
+  with pytest.raises(ValueError, match="max_bytes must be >= 1"):
+    ReplayBuffer(10, max_bytes=0)

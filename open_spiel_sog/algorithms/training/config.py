@@ -78,6 +78,9 @@ class TrainConfig:
       and debugging), "process" (multiprocessing, spawn) or "ray".
     batch_size: examples per gradient update.
     replay_size: sliding-window replay buffer capacity [replay buffer size].
+    replay_memory_mb: the replay ring's memory bound in MB (0: none); where
+      replay_size examples would pass it, the ring keeps the newest examples
+      that fit, and the learner starts once it is full.
     min_replay: examples in the buffer before learning starts.
     max_updates_per_example: learning waits for data once steps * batch_size
       exceeds this many uses per example added [max grad updates per example].
@@ -168,6 +171,7 @@ class TrainConfig:
   backend: str = "process"
   batch_size: int = 128
   replay_size: int = 100_000
+  replay_memory_mb: int = 2048
   min_replay: int = 256
   max_updates_per_example: float = 10.0
   q_search: float = 1.0
@@ -224,7 +228,8 @@ class TrainConfig:
           self.actor_expansions_per_update == -1):
         continue  # (-1 paces CFR+ iterations by work: `recipes` checks)
       positive(name)
-    for name in ("min_replay", "q_search", "q_recursive", "greedy_after",
+    for name in ("min_replay", "replay_memory_mb", "q_search", "q_recursive",
+                 "greedy_after",
                  "max_moves", "checkpoint_every", "max_histories"):
       positive(name, strict=False)
     if self.backend not in BACKENDS:

@@ -80,19 +80,33 @@ def _make(kind, arrays: dict[str, np.ndarray]):
 
 
 class ReplayBuffer:
-  """Keeps the latest `capacity` examples and samples uniform minibatches
-  from them: fixed-shape examples (`Batch`, `FieldBatch`) in a ring over
-  preallocated arrays, one per field; token examples (each of its own size)
-  in a ring of per-example dicts, their tokens kept in float16 (the tensors
-  are mostly 0/1 planes)."""
+  """Keeps the latest `capacity` examples, in at most `max_bytes` (None: no
+  bound), and samples uniform minibatches from them.
 
-  def __init__(self, capacity: int):
+  Fixed-shape examples (`Batch`, `FieldBatch`) live in a ring over
+  preallocated arrays, one per field; where `capacity` of them would pass
+  `max_bytes`, the ring is made smaller when the first batch shows an
+  example's size (`note` then says so). Token examples (each of its own
+  size) are kept oldest first by their number, their tokens in float16 (the
+  tensors are mostly 0/1 planes), and the oldest go while there are more
+  than `capacity` or they pass `max_bytes`."""
+
+  def __init__(self, capacity: int, max_bytes: int | None = None):
     if capacity < 1:
       raise ValueError(f"replay buffer capacity must be >= 1, got {capacity}")
+    if max_bytes is not None and max_bytes < 1:
+      raise ValueError(f"replay buffer max_bytes must be >= 1, got "
+                       f"{max_bytes}")
     self.capacity = capacity
+    self.max_bytes = max_bytes
+    self.note: str | None = None  # (how the memory bound shrank the ring)
     self._arrays: dict[str, np.ndarray] | None = None
     self._kind = None
-    self._examples: list | None = None
+    # Token examples by number: [self._first, self._first + size).
+    self._examples: dict[int, dict[str, np.ndarray]] | None = None
+    self._sizes: dict[int, int] = {}
+    self._first = 0
+    self.nbytes = 0  # bytes of the examples kept
     self.size = 0
     self.added = 0  # examples ever added
     self._next = 0
@@ -100,30 +114,56 @@ class ReplayBuffer:
   def __len__(self) -> int:
     return self.size
 
+  @property
+  def at_memory_bound(self) -> bool:
+    """Whether the memory bound, not the capacity, sets how many examples
+    are kept (a learner waiting for more than that would wait forever)."""
+    if self.max_bytes is None or self.size == 0:
+      return False
+    if self._examples is not None:
+      return self.nbytes + self.nbytes / self.size > self.max_bytes
+    return self.note is not None and self.size == self.capacity
+
   def add(self, batch) -> None:
     n = len(batch)
     if n == 0:
       return
     if isinstance(batch, TokenBatch):
       if self._examples is None:
-        self._examples = []
+        self._examples = {}
       for ex in batch.examples():
         ex = dict(ex)
         ex["tokens"] = ex["tokens"].astype(np.float16)
-        if len(self._examples) < self.capacity:
-          self._examples.append(ex)
-        else:
-          self._examples[self._next] = ex
-        self._next = (self._next + 1) % self.capacity
+        number = self._first + len(self._examples)
+        self._examples[number] = ex
+        self._sizes[number] = sum(a.nbytes for a in ex.values()
+                                  if isinstance(a, np.ndarray))
+        self.nbytes += self._sizes[number]
+        while len(self._examples) > 1 and (
+            len(self._examples) > self.capacity or
+            (self.max_bytes is not None and self.nbytes > self.max_bytes)):
+          del self._examples[self._first]
+          self.nbytes -= self._sizes.pop(self._first)
+          self._first += 1
       self.size = len(self._examples)
       self.added += n
       return
     fields = _fields(batch)
     if self._arrays is None:
       self._kind = type(batch)
+      example = sum(a[0].nbytes for a in fields.values())
+      if (self.max_bytes is not None and
+          self.capacity * example > self.max_bytes):
+        fit = max(1, self.max_bytes // max(example, 1))
+        self.note = (f"replay: {self.capacity:,} examples of {example:,} "
+                     f"bytes pass the memory bound of "
+                     f"{self.max_bytes / 2**20:,.0f} MB; keeping the newest "
+                     f"{fit:,}")
+        self.capacity = fit
       self._arrays = {
           f: np.zeros((self.capacity,) + a.shape[1:], dtype=a.dtype)
           for f, a in fields.items()}
+      self.nbytes = sum(a.nbytes for a in self._arrays.values())
     if n > self.capacity:
       fields = {f: a[n - self.capacity:] for f, a in fields.items()}
       n = self.capacity
@@ -132,12 +172,13 @@ class ReplayBuffer:
       a[index] = fields[f]
     self._next = int((self._next + n) % self.capacity)
     self.size = min(self.size + n, self.capacity)
-    self.added += n
+    self.added += len(batch)
 
   def sample(self, batch_size: int, rng: np.random.Generator):
     if self.size == 0:
       raise ValueError("cannot sample from an empty replay buffer")
     index = rng.integers(self.size, size=batch_size)
     if self._examples is not None:
-      return TokenBatch.stack([self._examples[i] for i in index])
+      return TokenBatch.stack([self._examples[self._first + i]
+                               for i in index])
     return _make(self._kind, {f: a[index] for f, a in self._arrays.items()})

@@ -176,7 +176,9 @@ class Trainer:
     self._previous_examples = int(extra.get("examples", 0))
     self._previous_games = int(extra.get("games", 0))
     self._started = None
-    self.buffer = ReplayBuffer(config.replay_size)
+    self.buffer = ReplayBuffer(
+        config.replay_size,
+        config.replay_memory_mb * 2**20 if config.replay_memory_mb else None)
     self.rng = np.random.default_rng([config.seed, 7])
     self.history: list[dict[str, Any]] = []
     self.stopped: str | None = None
@@ -322,6 +324,7 @@ class Trainer:
     next_report = started + 60.0
     next_snapshot = (started + 60 * cfg.snapshot_minutes
                      if cfg.snapshot_dir else float("inf"))
+    noted = False  # (the replay ring's memory note is logged once)
     try:
       backend.start(self.net.params)
       with self._on_device(), progress_bar(
@@ -336,7 +339,8 @@ class Trainer:
           if t >= next_snapshot:
             next_snapshot = t + 60 * cfg.snapshot_minutes
             self.snapshot()
-          ready = (len(self.buffer) >= max(cfg.min_replay, 1) and
+          ready = ((len(self.buffer) >= max(cfg.min_replay, 1) or
+                    self.buffer.at_memory_bound) and
                    used + cfg.batch_size <=
                    cfg.max_updates_per_example * self.buffer.added)
           t0 = now()
@@ -345,6 +349,9 @@ class Trainer:
           timing["poll_s" if ready else "wait_s"] += t1 - t0
           for batch in batches:
             self.buffer.add(batch)
+          if self.buffer.note is not None and not noted:
+            noted = True
+            self.log(f"train: {self.buffer.note} (--replay_memory_mb)")
           t0 = now()
           timing["add_s"] += t0 - t1
           if monitor is not None:

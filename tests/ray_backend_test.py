@@ -278,3 +278,98 @@ def test_ray_inference_service_death_surfaces_in_poll(tmp_path):
       backend.stop()
   finally:
     ray.shutdown()
+
+
+def _descendants(pid: int) -> list[int]:
+  """`pid`'s living descendants, from /proc."""
+  parent = {}
+  for entry in os.listdir("/proc"):
+    if entry.isdigit():
+      try:
+        with open(f"/proc/{entry}/stat") as f:
+          fields = f.read().rsplit(")", 1)[1].split()
+      except OSError:
+        continue
+      if fields[0] != "Z":
+        parent[int(entry)] = int(fields[1])
+  out, frontier = [], [pid]
+  while frontier:
+    frontier = [p for p, q in parent.items() if q in frontier]
+    out += frontier
+  return out
+
+
+def _alive(pid: int) -> bool:
+  try:
+    with open(f"/proc/{pid}/stat") as f:
+      return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+  except OSError:
+    return False
+
+
+def _command_lines(pids) -> dict[int, str]:
+  out = {}
+  for p in filter(_alive, pids):
+    try:
+      with open(f"/proc/{p}/cmdline") as f:
+        out[p] = f.read().replace("\0", " ").strip()[:100]
+    except OSError:
+      continue
+  return out
+
+
+# Ray's own agents: they see the raylet gone at once, then report it to the
+# (dead) GCS and exit once that call gives up.
+_RAY_AGENTS = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")
+
+
+@pytest.mark.ray
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+def test_killing_a_ray_trainer_with_sigkill_leaves_no_process_behind(
+    tmp_path):
+  """The trainer starts a local Ray cluster whose workers play; SIGKILL on
+  the trainer ends the workers and the cluster's processes within 30 s (Ray
+  starts them fate-shared with the driver), and Ray's agents after their
+  last report to the dead GCS gives up (62 s here, 2026-11-29)."""
+  pytest.importorskip("ray")
+  import signal  # pylint: disable=g-import-not-at-top
+  import time  # pylint: disable=g-import-not-at-top
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  process = subprocess.Popen(
+      [sys.executable, os.path.join(root, "examples", "train.py"),
+       "--game=kuhn_poker", "--backend=ray", "--minutes=5", "--actors=1",
+       "--solvers=1", "--simulations=5", "--hidden=8",
+       f"--run_dir={tmp_path}", "--noprogress"], cwd=root,
+      stderr=subprocess.DEVNULL)
+  try:
+    deadline = time.monotonic() + 180
+    workers = {}
+    while time.monotonic() < deadline and len(workers) < 2:
+      time.sleep(1)
+      workers = {p: c for p, c in _command_lines(
+          _descendants(process.pid)).items() if "ray::_RayWorker" in c}
+    assert len(workers) == 2, workers  # (the actor and the solver)
+    time.sleep(3)
+    everything = _descendants(process.pid)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    killed = time.monotonic()
+    while time.monotonic() < killed + 30 and any(
+        not c.startswith(_RAY_AGENTS)
+        for c in _command_lines(everything).values()):
+      time.sleep(0.5)
+    left = _command_lines(everything)
+    assert all(c.startswith(_RAY_AGENTS) for c in left.values()), left
+    while time.monotonic() < killed + 120 and _command_lines(everything):
+      time.sleep(1)
+    left = _command_lines(everything)
+    assert not left, (time.monotonic() - killed, left)
+    print(f"every Ray process ended {time.monotonic() - killed:.0f} s after "
+          "the SIGKILL")
+  finally:
+    process.kill()
+    for p in _descendants(process.pid):
+      try:
+        os.kill(p, signal.SIGKILL)
+      except OSError:
+        pass

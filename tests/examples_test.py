@@ -95,7 +95,7 @@ def test_train_coverage_records_trains_fails_and_timeouts(tmp_path):
   assert refused["status"] == "fails" and "traceback" not in refused
   assert refused["error"].startswith("exit 2: train: ")
   assert "two-player" in refused["error"]
-  assert "| kuhn_poker | trains (3 steps" in result.stdout
+  assert "| kuhn_poker | public_states | trains (3 steps" in result.stdout
   # Stopped at the bound (here while train.py is still importing).
   result = _run("benchmarks/train_coverage.py", "--games=kuhn_poker",
                 "--time_limit_per_game=1", "--grace=5", "--json")

@@ -315,8 +315,9 @@ def train_config(actors: int, solvers: int) -> TrainConfig:
     if flag.value is not None:
       widths[name_] = tuple(int(h) for h in flag.value)
   fields["solvers"] = solvers
+  fields["actors"] = actors
   config = TrainConfig(
-      game=_GAME.value, recipe=name, steps=10**9, actors=actors,
+      game=_GAME.value, recipe=name, steps=10**9,
       backend=_BACKEND.value, ray_address=_RAY_ADDRESS.value,
       learner_threads=_LEARNER_THREADS.value,
       network=dataclasses.replace(network, **widths), **fields)

@@ -112,8 +112,11 @@ _BACKEND = flags.DEFINE_enum(
     "inline: one process (deterministic for a seed); process: actor "
     "processes beside the learner; ray: Ray actors (pip install "
     "'open_spiel_sog[ray]').")
-_ACTORS = flags.DEFINE_integer("actors", _D.actors, "Actor workers "
-                               "(process and ray backends).")
+_ACTORS = flags.DEFINE_integer(
+    "actors", None, "Actor workers (process and ray backends). Default: one "
+    "per core for the perfect_information recipe (its learner costs a few "
+    f"percent of a core), {_D.actors} for the others (their learner and "
+    "query solvers keep cores busy).")
 _BATCH = flags.DEFINE_integer("batch_size", None, "Examples per gradient "
                               "step.")
 _REPLAY = flags.DEFINE_integer("replay_size", None, "The replay window, in "
@@ -479,7 +482,7 @@ def config_from_flags(recipe_name: str, run_dir: str,
   for name in ("batch_size", "replay_size", "min_replay",
                "max_updates_per_example", "solver_simulations", "q_search",
                "q_recursive", "epsilon", "p_td1", "greedy_after",
-               "solvers", "solver_value_targets"):
+               "solvers", "solver_value_targets", "actors"):
     take(name)
   take("simulations", "actor_simulations")
   take("expansions_per_update", "actor_expansions_per_update")
@@ -499,7 +502,7 @@ def config_from_flags(recipe_name: str, run_dir: str,
       game=_GAME.value, recipe=recipe_name, recipe_settings=settings,
       steps=steps or 0, minutes=minutes, snapshot_dir=snapshot_dir,
       snapshot_minutes=_SNAPSHOT_MIN.value, backend=_BACKEND.value,
-      actors=_ACTORS.value, publish_every=_PUBLISH.value, seed=_SEED.value,
+      publish_every=_PUBLISH.value, seed=_SEED.value,
       replay_memory_mb=_REPLAY_MB.value,
       ray_address=_RAY_ADDRESS.value,
       learner_platform=_LEARNER_PLATFORM.value,

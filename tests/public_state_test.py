@@ -17,6 +17,7 @@ from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import SlotTable
 from open_spiel_sog.public_state import check_public_states
 from open_spiel_sog.public_state import resident_memory
+from open_spiel_sog.public_state import search_game
 
 GOOFSPIEL = ("turn_based_simultaneous_game(game=goofspiel(num_cards=4,"
              "imp_info=True,points_order=descending))")
@@ -502,3 +503,29 @@ def test_enumeration_limit_names_what_stops_the_walk():
   assert limit(pyspiel.load_game("phantom_ttt"), max_public_states=2000,
                max_histories_walked=6000,
                max_histories=300) == enumeration.LARGE
+
+
+def test_enumeration_limit_builds_no_more_than_its_budget(monkeypatch):
+  """The walk's budget counts the public states it builds, not only those
+  it has walked: oshi_zumo's public states have up to 51 x 51 children
+  (both players' bids), and a walk that counted only the states it had
+  reached held tens of millions of waiting children (5.5 GB and 164 s
+  for the trainer's budget of 20,000)."""
+  from open_spiel_sog.public_state import enumeration  # pylint: disable=g-import-not-at-top
+  from open_spiel_sog.public_state import state as state_lib  # pylint: disable=g-import-not-at-top
+  built = []
+  children = state_lib.PublicState.children
+
+  def counted(self, *args, **kwargs):
+    out = children(self, *args, **kwargs)
+    built.append(len(out))
+    return out
+
+  monkeypatch.setattr(state_lib.PublicState, "children", counted)
+  game = search_game(pyspiel.load_game("oshi_zumo"))
+  budget = 2650  # (past the 2,604 public states of the first bids)
+  assert enumeration.enumeration_limit(
+      game, max_public_states=budget,
+      max_histories_walked=10**6) == enumeration.PUBLIC_STATES
+  widest = game.num_distinct_actions() ** 2  # (both players' bids)
+  assert sum(built) < budget + widest, built

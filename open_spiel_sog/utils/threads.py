@@ -25,6 +25,14 @@ def jax_started() -> bool:
     return True
 
 
+def usable_cores() -> int:
+  """The cores this process may run on (its affinity where the platform
+  says, else the machine's count)."""
+  if hasattr(os, "sched_getaffinity"):
+    return max(1, len(os.sched_getaffinity(0)))
+  return max(1, os.cpu_count() or 1)
+
+
 def start_jax_on_one_thread() -> bool:
   """Starts JAX with a one-thread CPU pool; False (nothing done) where JAX
   has already started or the platform cannot hold a thread to a core (not

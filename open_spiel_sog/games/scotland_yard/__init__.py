@@ -1,4 +1,7 @@
-"""Scotland Yard as an OpenSpiel game, registered as ``scotland_yard``.
+"""Scotland Yard as an OpenSpiel game, registered as ``scotland_yard``: the
+C++ game of the shim (`_native/scotland_yard.h`) where it loads, else the
+Python game, which is always registered as ``python_scotland_yard`` too
+(`native.py`). The two take the same parameters and agree move by move.
 
 Two players: player 0 is Mr. X, the evader; player 1 is the detectives, one
 team whose detectives move one at a time (sequential decisions of player 1).
@@ -41,12 +44,14 @@ shows the detectives' positions and tickets, the ticket types Mr. X used, the
 revealed positions, the round and, once the game is over, how it ended.
 
 Modules: `maps` (map files and their validation), `rules` (a game's
-resolved set-up and its outcomes), `game` (the OpenSpiel game and state,
-registered on import) and `observer` (tensors and strings).
+resolved set-up and its outcomes), `game` (the Python game and state),
+`observer` (tensors and strings) and `native` (the C++ twin's registration,
+and views of either game's states for Python code).
 """
 
 from open_spiel_sog.games.scotland_yard import game
 from open_spiel_sog.games.scotland_yard import maps
+from open_spiel_sog.games.scotland_yard import native
 from open_spiel_sog.games.scotland_yard import observer
 from open_spiel_sog.games.scotland_yard import rules
 from open_spiel_sog.games.scotland_yard.game import ScotlandYardGame
@@ -61,11 +66,16 @@ from open_spiel_sog.games.scotland_yard.maps import TRANSPORTS
 from open_spiel_sog.games.scotland_yard.observer import ScotlandYardObserver
 from open_spiel_sog.games.scotland_yard.rules import Rules
 
+# Why ``scotland_yard`` is the Python game (None: it is the C++ one).
+NATIVE_REASON = native.register()
+
 __all__ = [
     "game",
     "load_map",
     "maps",
     "MAPS_DIR",
+    "native",
+    "NATIVE_REASON",
     "observer",
     "parse_map",
     "rules",

@@ -1,5 +1,7 @@
 """Scotland Yard's game and state (OpenSpiel's API), and the detectives'
-resampling of Mr. X's path; registered as ``scotland_yard`` on import."""
+resampling of Mr. X's path: the Python game, registered by `native.register`
+as ``python_scotland_yard`` (and as ``scotland_yard`` where the C++ twin,
+`_native/scotland_yard.h`, cannot be)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from open_spiel_sog.games.scotland_yard.rules import split_list
 from open_spiel_sog.games.scotland_yard.rules import SURVIVED
 
 # Game parameters: -1 / "" take the map's value.
-_DEFAULT_PARAMS = {
+DEFAULT_PARAMS = {
     "map": "glasses",
     "max_rounds": -1,
     "mrx_start": "",
@@ -42,23 +44,28 @@ _DEFAULT_PARAMS = {
     "tickets_to_mrx": -1,
 }
 
-_GAME_TYPE = pyspiel.GameType(
-    short_name="scotland_yard",
-    long_name="Scotland Yard (open_spiel_sog)",
-    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    # Deterministic unless `mrx_start` lists several stations.
-    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-    utility=pyspiel.GameType.Utility.ZERO_SUM,
-    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=2,
-    min_num_players=2,
-    provides_information_state_string=True,
-    provides_information_state_tensor=True,
-    provides_observation_string=True,
-    provides_observation_tensor=True,
-    provides_factored_observation_string=True,
-    parameter_specification=_DEFAULT_PARAMS)
+PYTHON_NAME = "python_scotland_yard"
+
+
+def game_type(short_name: str = PYTHON_NAME) -> pyspiel.GameType:
+  """The game's type under `short_name` (the C++ twin declares the same)."""
+  return pyspiel.GameType(
+      short_name=short_name,
+      long_name="Scotland Yard (open_spiel_sog)",
+      dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+      # Deterministic unless `mrx_start` lists several stations.
+      chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+      information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+      utility=pyspiel.GameType.Utility.ZERO_SUM,
+      reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+      max_num_players=2,
+      min_num_players=2,
+      provides_information_state_string=True,
+      provides_information_state_tensor=True,
+      provides_observation_string=True,
+      provides_observation_tensor=True,
+      provides_factored_observation_string=True,
+      parameter_specification=DEFAULT_PARAMS)
 
 
 _LIST_PARAMS = ("mrx_start", "detective_starts", "reveal_rounds")
@@ -74,19 +81,32 @@ def _canonical_list(text: str) -> str:
   return "/".join(parts) + ("/" if len(parts) == 1 else "")
 
 
-class ScotlandYardGame(pyspiel.Game):
-  """Scotland Yard: Mr. X (player 0) against the detectives (player 1)."""
+def resolve(params: Mapping[str, Any] | None) -> tuple[dict[str, Any], Rules]:
+  """(the game's parameters, every one given, lists in canonical form; its
+  resolved set-up). ValueError naming the first problem; the C++ twin's
+  games are resolved here too (`native.py`)."""
+  params = dict(DEFAULT_PARAMS, **(params or {}))
+  unknown = sorted(set(params) - set(DEFAULT_PARAMS))
+  if unknown:
+    raise ValueError(f"scotland_yard: unknown parameter(s) "
+                     f"{', '.join(unknown)}; supported: "
+                     f"{', '.join(DEFAULT_PARAMS)}")
+  rules = Rules(load_map(str(params["map"])), params)
+  for key in _LIST_PARAMS:
+    params[key] = _canonical_list(params[key])
+  return params, rules
 
-  def __init__(self, params: Mapping[str, Any] | None = None):
-    params = dict(_DEFAULT_PARAMS, **(params or {}))
-    unknown = sorted(set(params) - set(_DEFAULT_PARAMS))
-    if unknown:
-      raise ValueError(f"scotland_yard: unknown parameter(s) "
-                       f"{', '.join(unknown)}; supported: "
-                       f"{', '.join(_DEFAULT_PARAMS)}")
-    self.rules = rules = Rules(load_map(str(params["map"])), params)
-    for key in _LIST_PARAMS:
-      params[key] = _canonical_list(params[key])
+
+class ScotlandYardGame(pyspiel.Game):
+  """Scotland Yard: Mr. X (player 0) against the detectives (player 1).
+
+  `short_name`: the name it is registered under (`python_scotland_yard`, or
+  `scotland_yard` where the C++ twin is not registered)."""
+
+  def __init__(self, params: Mapping[str, Any] | None = None,
+               short_name: str = PYTHON_NAME):
+    params, rules = resolve(params)
+    self.rules = rules
     max_length = (rules.max_rounds * (1 + rules.num_detectives) +
                   min(rules.doubles, rules.max_rounds))
     game_info = pyspiel.GameInfo(
@@ -97,7 +117,7 @@ class ScotlandYardGame(pyspiel.Game):
         max_utility=1.0,
         utility_sum=0.0,
         max_game_length=max_length)
-    super().__init__(_GAME_TYPE, game_info, params)
+    super().__init__(game_type(short_name), game_info, params)
 
   def new_initial_state(self) -> "ScotlandYardState":
     return ScotlandYardState(self)
@@ -432,5 +452,3 @@ def _path_counts(rules: Rules, events: Sequence[tuple],
   layers.append((counts, None))
   return layers
 
-
-pyspiel.register_game(_GAME_TYPE, ScotlandYardGame)

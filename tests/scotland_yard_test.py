@@ -626,8 +626,9 @@ def test_detective_moves_follow_the_rules_on_london():
   """Over random London games, each detective's moves (precomputed edges,
   the rollouts' hot path) are exactly the rules' set: a non-ferry edge
   from its station, a ticket for that transport, no other detective at
-  the end; `detective_can_move` says whether there is one."""
-  game = pyspiel.load_game("scotland_yard(map=london)")
+  the end; `detective_can_move` says whether there is one. (The Python
+  game's internals: python_scotland_yard.)"""
+  game = pyspiel.load_game("python_scotland_yard(map=london)")
   rng = random.Random(7)
   seen = stuck = 0
   for _ in range(40):
@@ -655,8 +656,9 @@ def test_strings_extended_from_a_parents_are_the_replayed_ones():
   """A state's perfect-recall strings are kept and a child's (made by a
   clone, as the searches make them) extends its parent's: over random
   London games, for both players and the public observer, they equal the
-  strings of a fresh replay of the history, computed whole."""
-  game = pyspiel.load_game("scotland_yard(map=london)")
+  strings of a fresh replay of the history, computed whole. (The Python
+  game's cache: python_scotland_yard.)"""
+  game = pyspiel.load_game("python_scotland_yard(map=london)")
   public = make_observation(game, pyspiel.IIGObservationType(
       perfect_recall=True, public_info=True,
       private_info=pyspiel.PrivateInfoType.NONE))
@@ -741,17 +743,17 @@ def test_no_detective_can_move_mrx_wins(game_on):
 def test_detectives_used_tickets_go_to_mrx(game_on, handover):
   game = game_on("lenses", tickets_to_mrx=handover)
   state = new_state(game, "taxi to 7")
-  assert state.mrx_tickets[0] == 4
+  assert scotland_yard.native.state_view(state).mrx_tickets[0] == 4
   state.apply_action(state.legal_actions()[0])  # D1 takes a taxi
-  assert state.mrx_tickets[0] == 4 + handover
+  assert scotland_yard.native.state_view(state).mrx_tickets[0] == 4 + handover
   if handover:
     # The public observation shows Mr. X's ticket count go up.
     assert "X tickets (t5" in state.observation_string(1)
 
 
 def test_london_hands_detectives_tickets_to_mrx():
-  assert load("scotland_yard(map=london)").rules.tickets_to_mrx
-  assert not load("scotland_yard(map=london,tickets_to_mrx=0)"
+  assert load("python_scotland_yard(map=london)").rules.tickets_to_mrx
+  assert not load("python_scotland_yard(map=london,tickets_to_mrx=0)"
                   ).rules.tickets_to_mrx
   assert_value_error("tickets_to_mrx must be 1", "scotland_yard",
                      tickets_to_mrx=2)
@@ -915,7 +917,7 @@ def test_reveal_round_outside_the_game(map_paths, value, match):
 
 
 def test_a_shorter_game_keeps_the_maps_reveal_rounds_that_fit():
-  game = load("scotland_yard(map=london,max_rounds=3)")
+  game = load("python_scotland_yard(map=london,max_rounds=3)")
   assert game.rules.reveal_rounds == frozenset({3})
   assert_value_error(r"reveal round 8 is outside rounds 1\.\.3",
                      "scotland_yard(map=london,max_rounds=3,reveal_rounds=3/8)")
@@ -1086,10 +1088,22 @@ def test_load_bot_ismcts(player):
   assert bot.step(state) in state.legal_actions()
 
 
-def test_load_bot_ismcts_cpp_backend_is_refused():
-  game = load(GLASSES3)
+def test_load_bot_ismcts_cpp_backend_is_refused_for_the_python_game():
+  game = load("python_" + GLASSES3)
   with pytest.raises(ValueError, match="Python game"):
     pyspiel.load_bot("ismcts", game, 0, {"backend": "cpp"})
+
+
+@pytest.mark.skipif(scotland_yard.NATIVE_REASON is not None,
+                    reason="scotland_yard is the Python game here")
+def test_load_bot_ismcts_cpp_backend_plays_the_cpp_game():
+  # OpenSpiel's C++ ISMCTS draws its worlds with the C++ game's
+  # ResampleFromInfostate.
+  game = load(GLASSES3)
+  bot = pyspiel.load_bot("ismcts", game, 1, {"backend": "cpp",
+                                             "simulations": 50})
+  state = random_state(game, 1, seed=0)
+  assert bot.step(state) in state.legal_actions()
 
 
 def sog_against_random(game):

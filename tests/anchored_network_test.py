@@ -383,8 +383,10 @@ def test_scotland_yard_declares_the_papers_compact_encoding():
   """Table S1 on London: 1 + 199 belief entries, 5 x 199 detective
   one-hots, 5 x 3 detective tickets, Mr. X's 5, who moves next (6), the
   double move (1) and the round (1): 1,223 entries where the information
-  state tensor has 35,359; one-hots where the state puts them."""
-  game = pyspiel.load_game("scotland_yard(map=london)")
+  state tensor has 35,359; one-hots where the state puts them. (The
+  Python game's methods and fields; the C++ game's encoding equals it,
+  scotland_yard_native_test.py.)"""
+  game = pyspiel.load_game("python_scotland_yard(map=london)")
   assert game.information_state_tensor_shape() == [35359]
   assert game.compact_infostate_shape() == [1223]
   state = game.new_initial_state()
@@ -413,8 +415,8 @@ def test_scotland_yard_declares_the_papers_compact_encoding():
 
 def test_london_trains_on_the_compact_encoding():
   """The token CVPN of London reads 1,223-entry tokens; a search at the
-  network's leaves gives a training example of that width (the Python
-  engine: Scotland Yard's states are Python's)."""
+  network's leaves gives a training example of that width (on the Python
+  engine here)."""
   game = pyspiel.load_game("scotland_yard(map=london)")
   net = _network(game)
   assert net.encoder.source == "compact" and net.encoder.token_size == 1223

@@ -83,7 +83,10 @@ struct Setup {
   // [N] (neighbour, transport), sorted, as Rules.adjacency.
   std::vector<std::vector<std::pair<int, int>>> adjacency;
   std::vector<int> mrx_start;  // as given
-  std::vector<int> detective_starts;
+  std::vector<int> detective_starts;  // fixed starts; empty where drawn
+  // The detectives' start cards (station indices); empty: fixed starts.
+  std::vector<int> detective_start_cards;
+  int num_detectives = 0;
   std::array<int, 3> detective_tickets{};
   std::array<int, 4> mrx_tickets{};
   int doubles = 0;
@@ -91,9 +94,10 @@ struct Setup {
   std::vector<bool> reveal;  // [max_rounds + 1]: entry r revealed
   bool tickets_to_mrx = false;
 
-  // Derived by Finish().
+  // Derived by Finish(): rules.py's chance, drawn, chance_nodes.
   bool chance = false;
-  int num_detectives = 0;
+  bool drawn = false;
+  int chance_nodes = 0;
   int double_action = 0;
   // Per station, a detective's edges (action, neighbour, transport), ferries
   // left out, sorted by action, as Rules._detective_edges.
@@ -102,7 +106,8 @@ struct Setup {
   void Finish() {
     const int n = num_stations;
     chance = mrx_start.size() > 1;
-    num_detectives = static_cast<int>(detective_starts.size());
+    drawn = !detective_start_cards.empty();
+    chance_nodes = (drawn ? num_detectives : 0) + (chance ? 1 : 0);
     double_action = 4 * n;
     detective_edges.assign(n, {});
     for (int s = 0; s < n; ++s) {
@@ -179,7 +184,36 @@ struct Setup {
   }
 
   std::string Label(int station) const {
-    return std::to_string(labels[station]);
+    return station >= 0 ? std::to_string(labels[station]) : "?";
+  }
+
+  // Rules.mrx_start_choices: Mr. X's starts (sorted) that no detective
+  // holds.
+  std::vector<int> MrxStartChoices(const std::vector<int>& detectives) const {
+    std::vector<int> out;
+    for (int s : mrx_start) {
+      if (std::find(detectives.begin(), detectives.end(), s) ==
+          detectives.end()) {
+        out.push_back(s);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // Rules.card_choices: the detective start cards (sorted) not yet drawn;
+  // `placed`: the detectives drawn so far (the first of `detectives`).
+  std::vector<int> CardChoices(const std::vector<int>& detectives,
+                               int placed) const {
+    std::vector<int> out;
+    for (int s : detective_start_cards) {
+      if (std::find(detectives.begin(), detectives.begin() + placed, s) ==
+          detectives.begin() + placed) {
+        out.push_back(s);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
   // The width of the compact infostate tensor (game.py).
@@ -189,13 +223,15 @@ struct Setup {
   }
 };
 
-// One step of the record (game.py's `events`): ("start", s) | ("double",) |
-// ("x", ticket, dest, revealed) | ("d", k, ticket, dest) | ("end", outcome).
+// One step of the record (game.py's `events`): ("dstart", k, s) |
+// ("start", s) | ("double",) | ("x", ticket, dest, revealed) |
+// ("d", k, ticket, dest) | ("end", outcome).
 struct Event {
-  enum Kind : int { kStart, kDouble, kX, kD, kEnd };
+  enum Kind : int { kStart, kDouble, kX, kD, kEnd, kDStart };
   Kind kind;
   int a = 0, b = 0, c = 0;  // start: s; x: ticket, dest, revealed;
-                            // d: k, ticket, dest (in `d`); end: outcome
+                            // d: k, ticket, dest (in `d`); end: outcome;
+                            // dstart: k, s
   int d = 0;
 };
 
@@ -215,12 +251,18 @@ class ScotlandYardState : public State {
       : State(std::move(game)), setup_(std::move(setup)) {
     const Setup& r = *setup_;
     mrx_ = r.chance ? -1 : r.mrx_start[0];
-    detectives_ = r.detective_starts;
+    if (r.drawn) {
+      detectives_.assign(r.num_detectives, -1);
+      placed_ = 0;
+    } else {
+      detectives_ = r.detective_starts;
+      placed_ = r.num_detectives;
+    }
     detective_tickets_.assign(r.num_detectives, r.detective_tickets);
     mrx_tickets_ = r.mrx_tickets;
     doubles_ = r.doubles;
     if (!r.chance) path_.push_back(mrx_);
-    turn_ = r.chance ? -1 : 0;
+    turn_ = r.chance_nodes ? -1 : 0;
   }
   ScotlandYardState(const ScotlandYardState&) = default;
 
@@ -239,8 +281,10 @@ class ScotlandYardState : public State {
   }
 
   open_spiel::ActionsAndProbs ChanceOutcomes() const override {
-    std::vector<int> starts = setup_->mrx_start;
-    std::sort(starts.begin(), starts.end());
+    const Setup& r = *setup_;
+    const std::vector<int> starts =
+        placed_ < r.num_detectives ? r.CardChoices(detectives_, placed_)
+                                   : r.MrxStartChoices(detectives_);
     open_spiel::ActionsAndProbs outcomes;
     for (int s : starts) outcomes.push_back({s, 1.0 / starts.size()});
     return outcomes;
@@ -265,6 +309,10 @@ class ScotlandYardState : public State {
     const Setup& r = *setup_;
     const int n = r.num_stations;
     if (player == open_spiel::kChancePlayerId) {
+      if (placed_ < r.num_detectives) {
+        return absl::StrCat("D", placed_ + 1, " starts at ",
+                            r.Label(static_cast<int>(action)));
+      }
       return "Mr. X starts at " + r.Label(static_cast<int>(action));
     }
     if (action == r.double_action) return "double move";
@@ -313,7 +361,9 @@ class ScotlandYardState : public State {
       out[0] = 1.0f;
     }
     int at = 1 + n;
-    for (int k = 0; k < d; ++k) out[at + k * n + detectives_[k]] = 1.0f;
+    for (int k = 0; k < d; ++k) {
+      if (detectives_[k] >= 0) out[at + k * n + detectives_[k]] = 1.0f;
+    }
     at += d * n;
     for (int k = 0; k < d; ++k) {
       for (int i = 0; i < 3; ++i) {
@@ -346,6 +396,7 @@ class ScotlandYardState : public State {
   const std::array<int, 4>& mrx_tickets() const { return mrx_tickets_; }
   int doubles() const { return doubles_; }
   int turn() const { return turn_; }
+  int placed() const { return placed_; }
   int pending() const { return pending_; }
   bool in_double() const { return in_double_; }
   int outcome() const { return outcome_; }
@@ -396,13 +447,19 @@ class ScotlandYardState : public State {
       text += part;
     };
     if (show_public) {
-      std::vector<std::string> starts;
-      for (int s : r.detective_starts) starts.push_back(r.Label(s));
-      add("D@" + absl::StrJoin(starts, "/"));
+      if (!r.drawn) {
+        std::vector<std::string> starts;
+        for (int s : r.detective_starts) starts.push_back(r.Label(s));
+        add("D@" + absl::StrJoin(starts, "/"));
+      }
       if (!r.chance) add("X@" + r.Label(r.mrx_start[0]));
     }
     for (const Event& e : events_) {
       switch (e.kind) {
+        case Event::kDStart:
+          if (!show_public) continue;
+          add(absl::StrCat("D", e.a + 1, "@", r.Label(e.b)));
+          break;
         case Event::kStart:
           if (!(show_mrx || show_public)) continue;
           add(show_mrx ? "X@" + r.Label(e.a) : std::string("X@?"));
@@ -453,7 +510,7 @@ class ScotlandYardState : public State {
       auto positions = allocator->Get("detective_positions", {d, n});
       auto tickets = allocator->Get("detective_tickets", {d, 3});
       for (int k = 0; k < d; ++k) {
-        positions.at(k, detectives_[k]) = 1.0f;
+        if (detectives_[k] >= 0) positions.at(k, detectives_[k]) = 1.0f;
         for (int i = 0; i < 3; ++i) {
           tickets.at(k, i) = static_cast<float>(detective_tickets_[k][i]);
         }
@@ -485,6 +542,12 @@ class ScotlandYardState : public State {
             moves.at(entries - 1, e.a, n + e.b) = 1.0f;
           }
         }
+        if (r.drawn) {
+          auto starts = allocator->Get("detective_starts", {d, n});
+          for (const Event& e : events_) {
+            if (e.kind == Event::kDStart) starts.at(e.a, e.b) = 1.0f;
+          }
+        }
       }
     }
     if (priv != PrivateInfoType::kNone) {
@@ -503,6 +566,13 @@ class ScotlandYardState : public State {
   void DoApplyAction(Action action) override {
     const Setup& r = *setup_;
     const int n = r.num_stations;
+    if (turn_ == -1 && placed_ < r.num_detectives) {
+      const int k = placed_++;
+      detectives_[k] = static_cast<int>(action);
+      events_.push_back({Event::kDStart, k, detectives_[k]});
+      if (placed_ == r.num_detectives && !r.chance) StartMrxTurn();
+      return;
+    }
     if (turn_ == -1) {
       mrx_ = static_cast<int>(action);
       path_.assign(1, mrx_);
@@ -607,6 +677,7 @@ class ScotlandYardState : public State {
   std::vector<LogEntry> log_;
   std::vector<int> path_;
   int turn_;
+  int placed_ = 0;
   int pending_ = 1;
   bool in_double_ = false;
   int outcome_ = kOngoing;
@@ -681,7 +752,7 @@ class ScotlandYardGame : public Game {
     return std::make_unique<ScotlandYardState>(shared_from_this(), setup_);
   }
   int MaxChanceOutcomes() const override {
-    return setup_->chance ? setup_->num_stations : 0;
+    return setup_->chance_nodes ? setup_->num_stations : 0;
   }
   int NumPlayers() const override { return 2; }
   double MinUtility() const override { return -1.0; }
@@ -691,7 +762,7 @@ class ScotlandYardGame : public Game {
     return setup_->max_rounds * (1 + setup_->num_detectives) +
            std::min(setup_->doubles, setup_->max_rounds);
   }
-  int MaxChanceNodesInHistory() const override { return setup_->chance ? 1 : 0; }
+  int MaxChanceNodesInHistory() const override { return setup_->chance_nodes; }
 
   std::vector<int> InformationStateTensorShape() const override {
     return {TensorSize(open_spiel::kInfoStateObsType)};
@@ -726,6 +797,7 @@ class ScotlandYardGame : public Game {
       size += (rounds + 1) + (d + 1) + 1 + 2 + d * n + d * 3 + 5 + rounds * 4 +
               rounds + rounds * n;
       if (type.perfect_recall) size += rounds * d * (n + 3);
+      if (type.perfect_recall && r.drawn) size += d * n;
     }
     if (type.private_info != PrivateInfoType::kNone) {
       size += n;
@@ -789,7 +861,8 @@ inline std::unique_ptr<State> ScotlandYardState::ResampleFromInfostate(
     int player_id, std::function<double()> rng) const {
   if (player_id == 0 || mrx_ < 0) return Clone();
   const Setup& r = *setup_;
-  std::vector<int> detectives = r.detective_starts;
+  std::vector<int> detectives =
+      r.drawn ? std::vector<int>(r.num_detectives, -1) : r.detective_starts;
   std::array<int, 4> mrx_tickets = r.mrx_tickets;
   std::map<int, double> counts;
   for (int s : r.mrx_start) counts[s] = 1.0;
@@ -805,7 +878,11 @@ inline std::unique_ptr<State> ScotlandYardState::ResampleFromInfostate(
   };
   for (size_t position = 0; position < events_.size(); ++position) {
     const Event& e = events_[position];
-    if (e.kind == Event::kX) {
+    if (e.kind == Event::kDStart) {
+      // A drawn detective's station is no start of Mr. X's (he draws next).
+      detectives[e.a] = e.b;
+      counts.erase(e.b);
+    } else if (e.kind == Event::kX) {
       const int ticket = e.a, revealed = e.c;
       internal::Layer layer;
       std::map<int, double> next;
@@ -867,7 +944,9 @@ inline std::unique_ptr<State> ScotlandYardState::ResampleFromInfostate(
   int moves_made = 0;
   for (Action action : History()) {
     if (state->IsChanceNode()) {
-      state->ApplyAction(path[0]);
+      // The detectives' drawn starts are public: only Mr. X's is redrawn.
+      const auto& s = static_cast<const ScotlandYardState&>(*state);
+      state->ApplyAction(s.placed() < r.num_detectives ? action : path[0]);
     } else if (state->CurrentPlayer() == 0 && action != r.double_action) {
       ++moves_made;
       state->ApplyAction((action / n) * n + path[moves_made]);

@@ -274,6 +274,9 @@ std::shared_ptr<const scotland_yard::Setup> SetupFromPython(
       py::cast<std::vector<std::vector<std::pair<int, int>>>>(d["adjacency"]);
   setup->mrx_start = py::cast<std::vector<int>>(d["mrx_start"]);
   setup->detective_starts = py::cast<std::vector<int>>(d["detective_starts"]);
+  setup->detective_start_cards =
+      py::cast<std::vector<int>>(d["detective_start_cards"]);
+  setup->num_detectives = py::cast<int>(d["num_detectives"]);
   setup->detective_tickets =
       py::cast<std::array<int, 3>>(d["detective_tickets"]);
   setup->mrx_tickets = py::cast<std::array<int, 4>>(d["mrx_tickets"]);
@@ -286,7 +289,13 @@ std::shared_ptr<const scotland_yard::Setup> SetupFromPython(
   setup->tickets_to_mrx = py::cast<bool>(d["tickets_to_mrx"]);
   if (setup->num_stations < 1 ||
       static_cast<int>(setup->adjacency.size()) != setup->num_stations ||
-      setup->mrx_start.empty() || setup->detective_starts.empty()) {
+      setup->mrx_start.empty() || setup->num_detectives < 1 ||
+      (setup->detective_start_cards.empty() &&
+       static_cast<int>(setup->detective_starts.size()) !=
+           setup->num_detectives) ||
+      (!setup->detective_start_cards.empty() &&
+       static_cast<int>(setup->detective_start_cards.size()) <
+           setup->num_detectives)) {
     ThrowPython(PyExc_ValueError, "scotland_yard: malformed set-up");
   }
   setup->Finish();
@@ -356,6 +365,7 @@ py::dict ScotlandYardView(const open_spiel::State& state) {
   view["mrx_tickets"] = py::make_tuple(m[0], m[1], m[2], m[3]);
   view["doubles"] = s.doubles();
   view["turn"] = s.turn();
+  view["placed"] = s.placed();
   view["pending"] = s.pending();
   view["in_double"] = s.in_double();
   view["outcome"] = s.outcome();

@@ -32,6 +32,7 @@ DEFAULT_PARAMS = {
     "max_rounds": -1,
     "mrx_start": "",
     "detective_starts": "",
+    "detective_start_cards": "",
     "reveal_rounds": "",
     "detective_taxi": -1,
     "detective_bus": -1,
@@ -53,7 +54,8 @@ def game_type(short_name: str = PYTHON_NAME) -> pyspiel.GameType:
       short_name=short_name,
       long_name="Scotland Yard (open_spiel_sog)",
       dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-      # Deterministic unless `mrx_start` lists several stations.
+      # Deterministic unless `mrx_start` lists several stations or the
+      # detectives draw their starts (`detective_start_cards`).
       chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
       information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
       utility=pyspiel.GameType.Utility.ZERO_SUM,
@@ -68,7 +70,8 @@ def game_type(short_name: str = PYTHON_NAME) -> pyspiel.GameType:
       parameter_specification=DEFAULT_PARAMS)
 
 
-_LIST_PARAMS = ("mrx_start", "detective_starts", "reveal_rounds")
+_LIST_PARAMS = ("mrx_start", "detective_starts", "detective_start_cards",
+                "reveal_rounds")
 
 
 def _canonical_list(text: str) -> str:
@@ -111,7 +114,7 @@ class ScotlandYardGame(pyspiel.Game):
                   min(rules.doubles, rules.max_rounds))
     game_info = pyspiel.GameInfo(
         num_distinct_actions=rules.num_actions,
-        max_chance_outcomes=rules.num_stations if rules.chance else 0,
+        max_chance_outcomes=rules.num_stations if rules.chance_nodes else 0,
         num_players=2,
         min_utility=-1.0,
         max_utility=1.0,
@@ -129,7 +132,7 @@ class ScotlandYardGame(pyspiel.Game):
         params)
 
   def max_chance_nodes_in_history(self) -> int:
-    return 1 if self.rules.chance else 0
+    return self.rules.chance_nodes
 
   # --- The network's compact encoding (DESIGN.md section 17) -------------------
 
@@ -160,7 +163,8 @@ class ScotlandYardGame(pyspiel.Game):
       out[0] = 1.0
     at = 1 + n
     for k, station in enumerate(state.detectives):
-      out[at + k * n + station] = 1.0
+      if station >= 0:
+        out[at + k * n + station] = 1.0
     at += d * n
     start = np.maximum(np.asarray(r.detective_tickets, dtype=np.float32), 1)
     for k, tickets in enumerate(state.detective_tickets):
@@ -188,7 +192,11 @@ class ScotlandYardState(pyspiel.State):
     rules = game.rules
     self.rules = rules
     self.mrx = -1 if rules.chance else rules.mrx_start[0]
-    self.detectives = SharedTuple(rules.detective_starts)
+    # With drawn starts, -1 until the detective's card is drawn; `placed`:
+    # the detectives whose start is known.
+    self.detectives = SharedTuple((-1,) * rules.num_detectives if rules.drawn
+                                  else rules.detective_starts)
+    self.placed = 0 if rules.drawn else rules.num_detectives
     self.detective_tickets = SharedTuple(
         (rules.detective_tickets,) * rules.num_detectives)
     self.mrx_tickets = SharedTuple(rules.mrx_tickets)
@@ -198,11 +206,12 @@ class ScotlandYardState(pyspiel.State):
     self.path: tuple[int, ...] = SharedTuple(
         () if rules.chance else (self.mrx,))
     # Whose turn: -1 chance, 0 Mr. X, 1 + k detective k; pending Mr. X moves.
-    self.turn = -1 if rules.chance else 0
+    self.turn = -1 if rules.chance_nodes else 0
     self.pending = 1
     self.in_double = False
     self.outcome = ONGOING
-    # Public and private record: ("start", s) | ("double",) |
+    # Public and private record: ("dstart", k, s) (detective k's drawn
+    # start, public) | ("start", s) (Mr. X's, hidden) | ("double",) |
     # ("x", ticket, dest, revealed) | ("d", k, ticket, dest) | ("end", outcome)
     self.events: tuple[tuple, ...] = SharedTuple()
 
@@ -224,7 +233,12 @@ class ScotlandYardState(pyspiel.State):
     return [1.0, -1.0] if self.outcome in MRX_WINS else [-1.0, 1.0]
 
   def chance_outcomes(self) -> list[tuple[int, float]]:
-    starts = sorted(self.rules.mrx_start)
+    # The detectives' cards first, each uniform over those left; then Mr.
+    # X's start, uniform over his starts that no detective holds.
+    if self.placed < self.rules.num_detectives:
+      starts = self.rules.card_choices(self.detectives[:self.placed])
+    else:
+      starts = self.rules.mrx_start_choices(self.detectives)
     return [(s, 1.0 / len(starts)) for s in starts]
 
   def _legal_actions(self, player: int) -> list[int]:
@@ -247,6 +261,16 @@ class ScotlandYardState(pyspiel.State):
   def _apply_action(self, action: int) -> None:
     rules = self.rules
     n = rules.num_stations
+    if self.turn == -1 and self.placed < rules.num_detectives:
+      k = self.placed
+      positions = list(self.detectives)
+      positions[k] = action
+      self.detectives = SharedTuple(positions)
+      self.placed = k + 1
+      self.events = SharedTuple((*self.events, ("dstart", k, action)))
+      if self.placed == rules.num_detectives and not rules.chance:
+        self._start_mrx_turn()
+      return
     if self.turn == -1:
       self.mrx = action
       self.path = SharedTuple((action,))
@@ -333,6 +357,8 @@ class ScotlandYardState(pyspiel.State):
     rules = self.rules
     n = rules.num_stations
     if player == pyspiel.PlayerId.CHANCE:
+      if self.placed < rules.num_detectives:
+        return f"D{self.placed + 1} starts at {rules.label(action)}"
       return f"Mr. X starts at {rules.label(action)}"
     if action == rules.double_action:
       return "double move"
@@ -376,7 +402,9 @@ class ScotlandYardState(pyspiel.State):
     n = rules.num_stations
     for action in self.history():
       if state.is_chance_node():
-        state.apply_action(path[0])
+        # The detectives' drawn starts are public: only Mr. X's is redrawn.
+        state.apply_action(action if state.placed < rules.num_detectives
+                           else path[0])
       elif state.current_player() == 0 and action != rules.double_action:
         moves_made += 1
         state.apply_action((action // n) * n + path[moves_made])
@@ -404,15 +432,21 @@ def _path_counts(rules: Rules, events: Sequence[tuple],
   Returns a list of layers (counts, step): counts maps a station to
   the number of consistent paths ending there after each of Mr. X's moves
   (layer 0: the start); step maps a station to the stations the move could
-  have reached from it.
+  have reached from it. With drawn starts, each detective's draw takes his
+  station out of Mr. X's possible starts (Mr. X draws after them).
   """
-  detectives = list(rules.detective_starts)
+  detectives = (list(rules.detective_starts) if not rules.drawn
+                else [-1] * rules.num_detectives)
   mrx_tickets = list(rules.mrx_tickets)
   counts = {s: 1 for s in starts}
   layers = []
   for position, event in enumerate(events):
     kind = event[0]
-    if kind == "x":
+    if kind == "dstart":
+      _, k, station = event
+      detectives[k] = station
+      counts = {p: c for p, c in counts.items() if p != station}
+    elif kind == "x":
       _, ticket, _, revealed = event
       step: dict[int, tuple[int, ...]] = {}
       new: dict[int, int] = {}

@@ -43,6 +43,8 @@ def cpp_setup(rules: Rules) -> dict[str, Any]:
       "adjacency": [list(a) for a in rules.adjacency],
       "mrx_start": list(rules.mrx_start),
       "detective_starts": list(rules.detective_starts),
+      "detective_start_cards": list(rules.detective_start_cards),
+      "num_detectives": rules.num_detectives,
       "detective_tickets": list(rules.detective_tickets),
       "mrx_tickets": list(rules.mrx_tickets),
       "doubles": rules.doubles,

@@ -145,7 +145,7 @@ class ScotlandYardGame(pyspiel.Game):
   def compact_infostate_tensor(self, state: "ScotlandYardState",
                                player: int) -> np.ndarray:
     """A player's infostate at `state` as SoG's Scotland Yard network reads
-    it (Table S1), in place of the information state tensor (35,359
+    it (Table S1), in place of the information state tensor (36,354
     entries on London): whose infostate it is (1 + stations: entry 0 for
     the detectives, whose positions are always certain, else 1 + Mr. X's
     station: the belief's entry), each detective's station one-hot

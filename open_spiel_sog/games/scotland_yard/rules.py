@@ -114,10 +114,6 @@ class Rules:
         raise ValueError(
             f"scotland_yard map {name!r}: the detectives' cards may cover "
             "every station of mrx_start")
-      if len(self.mrx_start) == 1 and shared:
-        raise ValueError(
-            f"scotland_yard map {name!r}: Mr. X's start "
-            f"{self.labels[self.mrx_start[0]]} is a detective start card")
       # Fixed starts are not used; the detectives are placed by the draws.
       self.detective_starts = ()
     else:

@@ -29,13 +29,18 @@ Maps are JSON files (`open_spiel_sog/games/maps/*.json`, or any path): stations
 (a list of ids), edges ``[a, b, transport]`` (undirected), and the set-up
 defaults (start stations, tickets, round limit, reveal rounds). Every set-up
 value can be overridden by a game parameter; ``-1`` or ``""`` means "the
-map's". When `mrx_start` lists more than one station, a chance node picks one
-uniformly and only Mr. X sees it.
+map's". Where the detectives draw their starts (`detective_start_cards`:
+London's 18 start cards), one public chance node per detective deals each a
+card of those left, uniformly, before anything else. When `mrx_start` lists
+more than one station, a chance node then picks one of them that no detective
+holds, uniformly, and only Mr. X sees it. `detective_starts` given as a
+parameter (or ``detective_start_cards=none``) keeps the detectives on fixed
+stations (docs/scotland_yard.md, "The setup").
 
 Actions: ``ticket * num_stations + destination`` with tickets 0 taxi,
 1 bus, 2 underground, 3 black and destinations the station's index in the
 map's `stations` list; ``4 * num_stations`` is the double-move card. The
-chance node's outcomes are station indices.
+chance nodes' outcomes are station indices.
 
 Observers: information-state and observation tensors and strings for each
 player, and a public observer (``public_info=True``,

@@ -117,6 +117,7 @@ def rules(game: pyspiel.Game) -> Rules:
 def state_view(state: pyspiel.State) -> Any:
   """The state's fields as the Python state holds them (`mrx`,
   `detectives`, `detective_tickets`, `mrx_tickets`, `doubles`, `turn`,
+  `placed` (detectives whose drawn start is dealt),
   `pending`, `in_double`, `outcome`, `log`, `path`, `rules`): the state
   itself for the Python game, a read-only copy for the C++ one."""
   if not is_cpp(state):

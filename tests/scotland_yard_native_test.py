@@ -34,6 +34,10 @@ pytestmark = pytest.mark.skipif(
     scotland_yard.NATIVE_REASON is not None,
     reason=f"scotland_yard is the Python game: {scotland_yard.NATIVE_REASON}")
 
+# The 18 start cards that many implementations deal to the detectives and
+# Mr. X alike (docs/scotland_yard.md, "London's setup").
+SHARED_CARDS = "13/26/29/34/50/53/91/94/103/112/117/132/138/141/155/174/197/198"
+
 # (parameters, random games): every shipped map, and set-ups that reach
 # double moves, black tickets on ferries, handed-over tickets, chance starts,
 # stuck players and catches more often. London draws its detectives' starts
@@ -57,6 +61,8 @@ SETUPS = [
     ("map=london,mrx_start=13/26/29/34/50/35,max_rounds=6", 6),
     ("map=london,detective_start_cards=1/2/3/4/5/6,mrx_start=1/2/3/4/5/6/7,"
      "detective_taxi=2,max_rounds=6", 6),
+    ("map=london,max_rounds=6,detective_start_cards=" + SHARED_CARDS +
+     ",mrx_start=" + SHARED_CARDS, 3),
     ("map=wheel,detective_start_cards=1/2/3/5/6/7/9", 30),
     ("map=wheel,detective_start_cards=2/4/6/8,mrx_start=2/4/6/8,"
      "reveal_rounds=none", 30),

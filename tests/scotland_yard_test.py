@@ -23,6 +23,7 @@ do not follow edits of the shipped maps:
 """
 
 import collections
+import hashlib
 import json
 import math
 import pickle
@@ -1336,3 +1337,49 @@ def test_detective_start_cards_in_a_map_file(tmp_path):
                      "scotland_yard",
                      map=write_map(tmp_path, dict(
                          data, detective_start_cards=[1, 13]), "bad.json"))
+
+
+# The digest of three random London games (seeds 0-2: every string, tensor,
+# chance outcome, legal action and action string, and the returns) played on
+# the game as it was before the detectives drew their starts (commit
+# a1aab2c), recorded when the draws were added.
+FORMER_LONDON_DIGEST = (
+    "58c89e634c0b8982c44ffffeed2258f188a9b754b9bfb0b14f6733bef8732f99")
+
+
+def london_digest(game, seeds=(0, 1, 2)):
+  digest = hashlib.sha256()
+  for seed in seeds:
+    rng = random.Random(seed)
+    state = game.new_initial_state()
+    while True:
+      digest.update(str(state).encode())
+      for player in (0, 1):
+        digest.update(state.information_state_string(player).encode())
+        digest.update(state.observation_string(player).encode())
+        digest.update(np.asarray(state.information_state_tensor(player),
+                                 np.float32).tobytes())
+        digest.update(np.asarray(state.observation_tensor(player),
+                                 np.float32).tobytes())
+      if state.is_terminal():
+        digest.update(repr(state.returns()).encode())
+        break
+      if state.is_chance_node():
+        outcomes = state.chance_outcomes()
+        digest.update(repr(outcomes).encode())
+        choice = rng.choice(outcomes)[0]
+      else:
+        actions = state.legal_actions()
+        digest.update(repr(actions).encode())
+        choice = rng.choice(actions)
+      digest.update(
+          state.action_to_string(state.current_player(), choice).encode())
+      state.apply_action(choice)
+  return digest.hexdigest()
+
+
+@pytest.mark.parametrize("game_string", [
+    LONDON_FIXED, "scotland_yard(map=london,detective_starts=13/26/29/34/50)",
+    "python_scotland_yard(map=london,detective_start_cards=none)"])
+def test_fixed_starts_replay_the_former_london_games(game_string):
+  assert london_digest(load(game_string)) == FORMER_LONDON_DIGEST

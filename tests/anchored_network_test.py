@@ -383,11 +383,16 @@ def test_scotland_yard_declares_the_papers_compact_encoding():
   """Table S1 on London: 1 + 199 belief entries, 5 x 199 detective
   one-hots, 5 x 3 detective tickets, Mr. X's 5, who moves next (6), the
   double move (1) and the round (1): 1,223 entries where the information
-  state tensor has 35,359; one-hots where the state puts them."""
-  game = pyspiel.load_game("scotland_yard(map=london)")
-  assert game.information_state_tensor_shape() == [35359]
+  state tensor has 36,354 (35,359, and 5 x 199 for the detectives' drawn
+  starts); one-hots where the state puts them. (The Python game's methods
+  and fields; the C++ game's encoding equals it,
+  scotland_yard_native_test.py.)"""
+  game = pyspiel.load_game("python_scotland_yard(map=london)")
+  assert game.information_state_tensor_shape() == [36354]
   assert game.compact_infostate_shape() == [1223]
   state = game.new_initial_state()
+  for _ in range(5):  # the detectives' drawn starts, then Mr. X's
+    state.apply_action(state.chance_outcomes()[0][0])
   state.apply_action(state.chance_outcomes()[3][0])
   n, rules = 199, game.rules
   mrx = game.compact_infostate_tensor(state, 0)
@@ -413,8 +418,8 @@ def test_scotland_yard_declares_the_papers_compact_encoding():
 
 def test_london_trains_on_the_compact_encoding():
   """The token CVPN of London reads 1,223-entry tokens; a search at the
-  network's leaves gives a training example of that width (the Python
-  engine: Scotland Yard's states are Python's)."""
+  network's leaves gives a training example of that width (on the Python
+  engine here)."""
   game = pyspiel.load_game("scotland_yard(map=london)")
   net = _network(game)
   assert net.encoder.source == "compact" and net.encoder.token_size == 1223
@@ -422,7 +427,8 @@ def test_london_trains_on_the_compact_encoding():
       game, net, fog_of_war.FogConfig(simulations=20, root_histories=8,
                                       order2_histories=2), native=False)
   state = game.new_initial_state()
-  state.apply_action(state.chance_outcomes()[0][0])
+  while state.is_chance_node():  # the detectives' starts, then Mr. X's
+    state.apply_action(state.chance_outcomes()[0][0])
   state.apply_action(state.legal_actions()[0])
   search = selfplay.searches[1]
   search.search(state)

@@ -57,8 +57,9 @@ def test_a_python_game_past_the_slot_walk_trains_on_the_anchored_subgame():
   """London's public states stay under the bot's max_histories, but its
   Python states walk slowly: the slot walk's bound for Python games
   (100,000 histories) sends it to fog_of_war, the recipe of its shipped
-  network, while a small map's walk ends within it."""
-  assert recipes.slot_histories(pyspiel.load_game("scotland_yard")) == (
+  network, while a small map's walk ends within it. (python_scotland_yard:
+  scotland_yard is a C++ game where the shim loads.)"""
+  assert recipes.slot_histories(pyspiel.load_game("python_scotland_yard")) == (
       recipes.SLOT_HISTORIES_PYTHON)
   assert recipes.choose_recipe("scotland_yard(map=glasses)")[0] == (
       "public_states")

@@ -23,6 +23,7 @@ do not follow edits of the shipped maps:
 """
 
 import collections
+import hashlib
 import json
 import math
 import pickle
@@ -626,8 +627,9 @@ def test_detective_moves_follow_the_rules_on_london():
   """Over random London games, each detective's moves (precomputed edges,
   the rollouts' hot path) are exactly the rules' set: a non-ferry edge
   from its station, a ticket for that transport, no other detective at
-  the end; `detective_can_move` says whether there is one."""
-  game = pyspiel.load_game("scotland_yard(map=london)")
+  the end; `detective_can_move` says whether there is one. (The Python
+  game's internals: python_scotland_yard.)"""
+  game = pyspiel.load_game("python_scotland_yard(map=london)")
   rng = random.Random(7)
   seen = stuck = 0
   for _ in range(40):
@@ -655,8 +657,9 @@ def test_strings_extended_from_a_parents_are_the_replayed_ones():
   """A state's perfect-recall strings are kept and a child's (made by a
   clone, as the searches make them) extends its parent's: over random
   London games, for both players and the public observer, they equal the
-  strings of a fresh replay of the history, computed whole."""
-  game = pyspiel.load_game("scotland_yard(map=london)")
+  strings of a fresh replay of the history, computed whole. (The Python
+  game's cache: python_scotland_yard.)"""
+  game = pyspiel.load_game("python_scotland_yard(map=london)")
   public = make_observation(game, pyspiel.IIGObservationType(
       perfect_recall=True, public_info=True,
       private_info=pyspiel.PrivateInfoType.NONE))
@@ -741,17 +744,17 @@ def test_no_detective_can_move_mrx_wins(game_on):
 def test_detectives_used_tickets_go_to_mrx(game_on, handover):
   game = game_on("lenses", tickets_to_mrx=handover)
   state = new_state(game, "taxi to 7")
-  assert state.mrx_tickets[0] == 4
+  assert scotland_yard.native.state_view(state).mrx_tickets[0] == 4
   state.apply_action(state.legal_actions()[0])  # D1 takes a taxi
-  assert state.mrx_tickets[0] == 4 + handover
+  assert scotland_yard.native.state_view(state).mrx_tickets[0] == 4 + handover
   if handover:
     # The public observation shows Mr. X's ticket count go up.
     assert "X tickets (t5" in state.observation_string(1)
 
 
 def test_london_hands_detectives_tickets_to_mrx():
-  assert load("scotland_yard(map=london)").rules.tickets_to_mrx
-  assert not load("scotland_yard(map=london,tickets_to_mrx=0)"
+  assert load("python_scotland_yard(map=london)").rules.tickets_to_mrx
+  assert not load("python_scotland_yard(map=london,tickets_to_mrx=0)"
                   ).rules.tickets_to_mrx
   assert_value_error("tickets_to_mrx must be 1", "scotland_yard",
                      tickets_to_mrx=2)
@@ -915,7 +918,7 @@ def test_reveal_round_outside_the_game(map_paths, value, match):
 
 
 def test_a_shorter_game_keeps_the_maps_reveal_rounds_that_fit():
-  game = load("scotland_yard(map=london,max_rounds=3)")
+  game = load("python_scotland_yard(map=london,max_rounds=3)")
   assert game.rules.reveal_rounds == frozenset({3})
   assert_value_error(r"reveal round 8 is outside rounds 1\.\.3",
                      "scotland_yard(map=london,max_rounds=3,reveal_rounds=3/8)")
@@ -1086,10 +1089,22 @@ def test_load_bot_ismcts(player):
   assert bot.step(state) in state.legal_actions()
 
 
-def test_load_bot_ismcts_cpp_backend_is_refused():
-  game = load(GLASSES3)
+def test_load_bot_ismcts_cpp_backend_is_refused_for_the_python_game():
+  game = load("python_" + GLASSES3)
   with pytest.raises(ValueError, match="Python game"):
     pyspiel.load_bot("ismcts", game, 0, {"backend": "cpp"})
+
+
+@pytest.mark.skipif(scotland_yard.NATIVE_REASON is not None,
+                    reason="scotland_yard is the Python game here")
+def test_load_bot_ismcts_cpp_backend_plays_the_cpp_game():
+  # OpenSpiel's C++ ISMCTS draws its worlds with the C++ game's
+  # ResampleFromInfostate.
+  game = load(GLASSES3)
+  bot = pyspiel.load_bot("ismcts", game, 1, {"backend": "cpp",
+                                             "simulations": 50})
+  state = random_state(game, 1, seed=0)
+  assert bot.step(state) in state.legal_actions()
 
 
 def sog_against_random(game):
@@ -1111,3 +1126,260 @@ def test_sog_against_random_cpp_evaluator():
   returns = pyspiel.evaluate_bots(game.new_initial_state(),
                                   sog_against_random(game), 7)
   assert tuple(returns) in {(1.0, -1.0), (-1.0, 1.0)}
+
+
+# --- The detectives' drawn starts (London's board-game setup) ----------------
+
+LONDON_CARDS = [13, 26, 29, 34, 50, 53, 91, 94, 103, 112, 117, 123, 138, 141,
+                155, 174, 197, 198]
+LONDON_MRX_CARDS = [35, 45, 51, 71, 78, 104, 106, 127, 132, 146, 166, 170,
+                    172]
+LONDON_FIXED = "python_scotland_yard(map=london,detective_starts=13/26/29/34/50)"
+
+
+def labels_of(state, outcomes):
+  rules = scotland_yard.native.rules(state.get_game())
+  return [rules.label(a) for a, _ in outcomes]
+
+
+def test_london_draws_the_detectives_starts_from_its_18_cards():
+  """Five public draws, each uniform over the cards left (18, 17, ...
+  14 outcomes), then Mr. X's hidden draw from his 13 cards (none a
+  detective's): 18 * 17 * 16 * 15 * 14 * 13 = 13,366,080 starts."""
+  game = load("python_scotland_yard(map=london)")
+  rules = game.rules
+  assert rules.drawn and rules.num_detectives == 5
+  assert [rules.label(s) for s in rules.detective_start_cards] == LONDON_CARDS
+  assert not set(LONDON_CARDS) & set(LONDON_MRX_CARDS)
+  assert game.max_chance_nodes_in_history() == 6
+  assert game.max_chance_outcomes() == 199
+  rng = random.Random(0)
+  for _ in range(20):
+    state = game.new_initial_state()
+    sizes, drawn = [], []
+    for k in range(5):
+      assert state.is_chance_node()
+      outcomes = state.chance_outcomes()
+      assert labels_of(state, outcomes) == [c for c in LONDON_CARDS
+                                            if c not in drawn]
+      assert all(p == pytest.approx(1 / len(outcomes)) for _, p in outcomes)
+      sizes.append(len(outcomes))
+      station = rng.choice(outcomes)[0]
+      assert (state.action_to_string(pyspiel.PlayerId.CHANCE, station) ==
+              f"D{k + 1} starts at {rules.label(station)}")
+      state.apply_action(station)
+      drawn.append(rules.label(station))
+    assert sizes == [18, 17, 16, 15, 14]
+    assert [rules.label(s) for s in state.detectives] == drawn
+    assert len(set(state.detectives)) == 5
+    assert state.is_chance_node()
+    outcomes = state.chance_outcomes()
+    assert labels_of(state, outcomes) == LONDON_MRX_CARDS
+    mrx = rng.choice(outcomes)[0]
+    assert (state.action_to_string(pyspiel.PlayerId.CHANCE, mrx) ==
+            f"Mr. X starts at {rules.label(mrx)}")
+    state.apply_action(mrx)
+    assert state.current_player() == 0
+  assert math.prod(sizes) * 13 == 13_366_080
+
+
+def test_drawn_detectives_never_share_a_station():
+  game = load("python_scotland_yard(map=london,max_rounds=6)")
+  for seed in range(30):
+    state = random_state(game, 40, seed)
+    stations = [s for s in state.detectives if s >= 0]
+    assert len(set(stations)) == len(stations)
+    assert state.mrx < 0 or state.mrx not in stations or (
+        state.is_terminal() and state.returns()[1] == 1.0)  # caught
+
+
+def test_mrx_draw_skips_the_stations_the_detectives_drew():
+  """Where Mr. X's starts and the cards overlap, his draw is uniform over
+  his starts that no detective holds."""
+  game = load("python_scotland_yard(map=london,mrx_start=13/26/29/35/)")
+  state = new_state(game, "D1 starts at 13", "D2 starts at 29",
+                    "D3 starts at 50", "D4 starts at 53", "D5 starts at 91")
+  assert labels_of(state, state.chance_outcomes()) == [26, 35]
+  assert [p for _, p in state.chance_outcomes()] == [0.5, 0.5]
+
+
+def deal(game, detectives, mrx):
+  state = game.new_initial_state()
+  for k, station in enumerate(detectives):
+    play(state, f"D{k + 1} starts at {station}")
+  return play(state, f"Mr. X starts at {mrx}")
+
+
+def test_detectives_starts_are_public_and_mrx_start_hidden():
+  """Both players see the detectives' drawn starts (strings and tensors,
+  also after the detectives have moved on); only Mr. X sees his own."""
+  game = load("python_scotland_yard(map=london)")
+  a = deal(game, [13, 26, 29, 34, 50], 35)
+  b = deal(game, [13, 26, 29, 34, 50], 45)  # Mr. X elsewhere
+  c = deal(game, [13, 26, 29, 34, 53], 35)  # D5 elsewhere
+  assert a.information_state_string(1) == "D1@13 D2@26 D3@29 D4@34 D5@50 X@?"
+  assert a.information_state_string(0) == "D1@13 D2@26 D3@29 D4@34 D5@50 X@35"
+  for player in (0, 1):
+    assert "D5@50" in a.observation_string(player)
+    assert "D5@53" in c.observation_string(player)
+    assert (a.information_state_string(player) !=
+            c.information_state_string(player))
+    assert not np.array_equal(a.information_state_tensor(player),
+                              c.information_state_tensor(player))
+    assert not np.array_equal(a.observation_tensor(player),
+                              c.observation_tensor(player))
+  assert a.information_state_string(1) == b.information_state_string(1)
+  np.testing.assert_array_equal(a.information_state_tensor(1),
+                                b.information_state_tensor(1))
+  np.testing.assert_array_equal(a.observation_tensor(1),
+                                b.observation_tensor(1))
+  assert a.information_state_string(0) != b.information_state_string(0)
+  assert not np.array_equal(a.information_state_tensor(0),
+                            b.information_state_tensor(0))
+  # Halfway through the draws: the drawn detectives are seen, Mr. X's start
+  # is still to come.
+  half = new_state(game, "D1 starts at 13", "D2 starts at 26")
+  assert half.information_state_string(1) == "D1@13 D2@26"
+  assert half.observation_string(1).startswith(
+      "round 0/24, to move: chance, D1@13 (t10 b8 u4), D2@26 (t10 b8 u4), "
+      "D3@? (t10 b8 u4)")
+  # The recall tensor keeps the starts once the detectives have left them.
+  rules = game.rules
+  d1 = deal(game, [13, 26, 29, 34, 50], 35)
+  play(d1, "taxi to 48", "bus to 14")
+  assert rules.label(d1.detectives[0]) == 14
+  observer = make_observation(game, pyspiel.IIGObservationType(
+      perfect_recall=True))
+  observer.set_from(d1, 1)
+  starts = observer.dict["detective_starts"]
+  assert [rules.label(int(np.flatnonzero(row)[0])) for row in starts] == [
+      13, 26, 29, 34, 50]
+
+
+@pytest.mark.parametrize("fixed", [
+    LONDON_FIXED, "python_scotland_yard(map=london,detective_start_cards=none)"])
+def test_fixed_starts_keep_londons_former_game(fixed):
+  """detective_starts=13/26/29/34/50 (or detective_start_cards=none) is
+  London as it was before the draws: the detectives on 13, 26, 29, 34 and
+  50, Mr. X's hidden draw the only chance node, the same strings and tensor
+  sizes; and it plays as the drawn game does once the draws deal those
+  stations (checked against the game before this change, move by move, when
+  it was made)."""
+  game = load(fixed)
+  rules = game.rules
+  assert not rules.drawn and rules.detective_start_cards == ()
+  assert [rules.label(s) for s in rules.detective_starts] == [13, 26, 29, 34,
+                                                              50]
+  assert game.max_chance_nodes_in_history() == 1
+  assert game.information_state_tensor_shape() == [35359]
+  state = game.new_initial_state()
+  assert labels_of(state, state.chance_outcomes()) == LONDON_MRX_CARDS
+  play(state, "Mr. X starts at 35")
+  assert state.information_state_string(1) == "D@13/26/29/34/50 X@?"
+  assert state.information_state_string(0) == "D@13/26/29/34/50 X@35"
+  drawn_game = load("python_scotland_yard(map=london)")
+  for seed in range(5):
+    rng = random.Random(seed)
+    a = game.new_initial_state()
+    b = drawn_game.new_initial_state()
+    for station in (13, 26, 29, 34, 50):
+      b.apply_action(rules.map.index(station, ""))
+    while not a.is_terminal():
+      assert str(a) == str(b)
+      for player in (0, 1):
+        assert a.observation_string(player) == b.observation_string(player)
+        np.testing.assert_array_equal(a.observation_tensor(player),
+                                      b.observation_tensor(player))
+      if a.is_chance_node():
+        assert a.chance_outcomes() == b.chance_outcomes()
+        choice = rng.choice(a.chance_outcomes())[0]
+      else:
+        assert a.legal_actions() == b.legal_actions()
+        choice = rng.choice(a.legal_actions())
+      a.apply_action(choice)
+      b.apply_action(choice)
+    assert b.is_terminal() and a.returns() == b.returns()
+
+
+def test_resample_with_drawn_starts_keeps_the_draws(game_on):
+  """On wheel with drawn starts (Mr. X's starts overlapping the cards), the
+  detectives' resampling keeps their drawn starts and is uniform over the
+  histories of their infostate; every infostate's samples stay in it."""
+  game = game_on("wheel", detective_start_cards="2/4/6/8",
+                 mrx_start="2/4/6/8", reveal_rounds="none")
+  assert game.max_chance_nodes_in_history() == 3
+  groups = infostate_groups(game)
+  sampler = random.Random(2).random
+  for key, states in groups.items():
+    consistent = {tuple(s.history()) for s in states}
+    for state in states:
+      if "[caught]" in key:
+        continue
+      sample = state.resample_from_infostate(1, sampler)
+      assert sample.information_state_string(1) == key
+      assert tuple(sample.history()) in consistent
+      assert sample.history()[:2] == state.history()[:2]  # the draws
+  picked = pick_groups(groups, 1, 2)
+  assert len(picked) == 2
+  for states in picked:
+    check_uniform_resampling(states, 2000)
+
+
+def test_detective_start_cards_in_a_map_file(tmp_path):
+  data = dict(TEST_MAPS["lenses"], name="drawn-lenses",
+              detective_start_cards=[1, 2, 11, 12])
+  game = load("scotland_yard", map=write_map(tmp_path, data))
+  state = game.new_initial_state()
+  assert labels_of(state, state.chance_outcomes()) == [1, 2, 11, 12]
+  assert "D1 starts at 1" in [state.action_to_string(-1, a)
+                              for a, _ in state.chance_outcomes()]
+  assert_value_error(r"detective start card 13 is not a station",
+                     "scotland_yard",
+                     map=write_map(tmp_path, dict(
+                         data, detective_start_cards=[1, 13]), "bad.json"))
+
+
+# The digest of three random London games (seeds 0-2: every string, tensor,
+# chance outcome, legal action and action string, and the returns) played on
+# the game as it was before the detectives drew their starts (commit
+# a1aab2c), recorded when the draws were added.
+FORMER_LONDON_DIGEST = (
+    "58c89e634c0b8982c44ffffeed2258f188a9b754b9bfb0b14f6733bef8732f99")
+
+
+def london_digest(game, seeds=(0, 1, 2)):
+  digest = hashlib.sha256()
+  for seed in seeds:
+    rng = random.Random(seed)
+    state = game.new_initial_state()
+    while True:
+      digest.update(str(state).encode())
+      for player in (0, 1):
+        digest.update(state.information_state_string(player).encode())
+        digest.update(state.observation_string(player).encode())
+        digest.update(np.asarray(state.information_state_tensor(player),
+                                 np.float32).tobytes())
+        digest.update(np.asarray(state.observation_tensor(player),
+                                 np.float32).tobytes())
+      if state.is_terminal():
+        digest.update(repr(state.returns()).encode())
+        break
+      if state.is_chance_node():
+        outcomes = state.chance_outcomes()
+        digest.update(repr(outcomes).encode())
+        choice = rng.choice(outcomes)[0]
+      else:
+        actions = state.legal_actions()
+        digest.update(repr(actions).encode())
+        choice = rng.choice(actions)
+      digest.update(
+          state.action_to_string(state.current_player(), choice).encode())
+      state.apply_action(choice)
+  return digest.hexdigest()
+
+
+@pytest.mark.parametrize("game_string", [
+    LONDON_FIXED, "scotland_yard(map=london,detective_starts=13/26/29/34/50)",
+    "python_scotland_yard(map=london,detective_start_cards=none)"])
+def test_fixed_starts_replay_the_former_london_games(game_string):
+  assert london_digest(load(game_string)) == FORMER_LONDON_DIGEST

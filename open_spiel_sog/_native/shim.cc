@@ -15,6 +15,11 @@
 // open_spiel_sog._native._shim: registers Python bot factories in OpenSpiel's
 // C++ bot registry (open_spiel::BotRegisterer, which lives in pyspiel.so).
 //
+// It registers the C++ Scotland Yard (scotland_yard.h) in OpenSpiel's C++
+// game registry (open_spiel::GameRegisterer, also in pyspiel.so), its map
+// and parameters resolved by a Python callable
+// (games/scotland_yard/native.py), and reads its states for Python.
+//
 // It also plays the rollout value function's uniform-random games in C++
 // (`random_rollouts`; algorithms/sog/rollout_values.py falls back to the
 // same generator in Python without the shim), and runs the passes of GT-CFR's
@@ -61,6 +66,7 @@
 #include "cfr_kernels.h"  // same folder
 #include "history_engine.h"  // same folder
 #include "rollouts.h"  // same folder
+#include "scotland_yard.h"  // same folder
 
 namespace open_spiel_sog {
 namespace {
@@ -238,6 +244,149 @@ std::tuple<double, uint64_t, int64_t> RandomRollouts(
   return {total / num_rollouts, rng, moves};
 }
 
+// --- Scotland Yard (scotland_yard.h) ------------------------------------------
+
+GameParameters ParametersFromPython(const py::dict& values) {
+  GameParameters params;
+  for (const auto& [key, value] : values) {
+    const std::string name = py::cast<std::string>(key);
+    if (py::isinstance<py::bool_>(value)) {
+      params[name] = open_spiel::GameParameter(py::cast<bool>(value));
+    } else if (py::isinstance<py::int_>(value)) {
+      params[name] = open_spiel::GameParameter(py::cast<int>(value));
+    } else if (py::isinstance<py::float_>(value)) {
+      params[name] = open_spiel::GameParameter(py::cast<double>(value));
+    } else {
+      params[name] = open_spiel::GameParameter(py::cast<std::string>(value));
+    }
+  }
+  return params;
+}
+
+// native.py's `cpp_setup` dict as a Setup.
+std::shared_ptr<const scotland_yard::Setup> SetupFromPython(
+    const py::dict& d) {
+  auto setup = std::make_shared<scotland_yard::Setup>();
+  setup->map_name = py::cast<std::string>(d["map_name"]);
+  setup->labels = py::cast<std::vector<int>>(d["labels"]);
+  setup->num_stations = static_cast<int>(setup->labels.size());
+  setup->adjacency =
+      py::cast<std::vector<std::vector<std::pair<int, int>>>>(d["adjacency"]);
+  setup->mrx_start = py::cast<std::vector<int>>(d["mrx_start"]);
+  setup->detective_starts = py::cast<std::vector<int>>(d["detective_starts"]);
+  setup->detective_start_cards =
+      py::cast<std::vector<int>>(d["detective_start_cards"]);
+  setup->num_detectives = py::cast<int>(d["num_detectives"]);
+  setup->detective_tickets =
+      py::cast<std::array<int, 3>>(d["detective_tickets"]);
+  setup->mrx_tickets = py::cast<std::array<int, 4>>(d["mrx_tickets"]);
+  setup->doubles = py::cast<int>(d["doubles"]);
+  setup->max_rounds = py::cast<int>(d["max_rounds"]);
+  setup->reveal.assign(setup->max_rounds + 1, false);
+  for (int r : py::cast<std::vector<int>>(d["reveal_rounds"])) {
+    if (r >= 1 && r <= setup->max_rounds) setup->reveal[r] = true;
+  }
+  setup->tickets_to_mrx = py::cast<bool>(d["tickets_to_mrx"]);
+  if (setup->num_stations < 1 ||
+      static_cast<int>(setup->adjacency.size()) != setup->num_stations ||
+      setup->mrx_start.empty() || setup->num_detectives < 1 ||
+      (setup->detective_start_cards.empty() &&
+       static_cast<int>(setup->detective_starts.size()) !=
+           setup->num_detectives) ||
+      (!setup->detective_start_cards.empty() &&
+       static_cast<int>(setup->detective_start_cards.size()) <
+           setup->num_detectives)) {
+    ThrowPython(PyExc_ValueError, "scotland_yard: malformed set-up");
+  }
+  setup->Finish();
+  return setup;
+}
+
+// Registers the C++ Scotland Yard under `short_name`. resolver(params) ->
+// (the game's parameters, its set-up) runs for each game loaded; its
+// exceptions reach the caller of pyspiel.load_game with their type.
+void RegisterScotlandYard(const std::string& short_name,
+                          const py::dict& specification, py::object resolver) {
+  if (open_spiel::IsGameRegistered(short_name)) {
+    ThrowPython(PyExc_ValueError,
+                "game '" + short_name + "' is already registered");
+  }
+  if (!PyCallable_Check(resolver.ptr())) {
+    ThrowPython(PyExc_TypeError, "the scotland_yard resolver must be callable");
+  }
+  open_spiel::GameType type = scotland_yard::GameTypeNamed(
+      short_name, ParametersFromPython(specification));
+  // Owned by OpenSpiel's static registry, destroyed after Python at exit:
+  // the reference is leaked on purpose (as PyBotFactory does).
+  auto* keep = new py::object(std::move(resolver));
+  open_spiel::GameRegisterer::RegisterGame(
+      type, [type, keep](const GameParameters& params)
+                -> std::shared_ptr<const Game> {
+        py::gil_scoped_acquire gil;
+        py::dict given;
+        for (const auto& [key, value] : params) {
+          if (key == "name") continue;
+          given[py::str(key)] = py::cast(value);
+        }
+        py::tuple resolved = (*keep)(given);
+        return std::make_shared<scotland_yard::ScotlandYardGame>(
+            type, ParametersFromPython(resolved[0]),
+            SetupFromPython(resolved[1]));
+      });
+}
+
+const scotland_yard::ScotlandYardState& AsScotlandYard(
+    const open_spiel::State& state) {
+  const auto* sy =
+      dynamic_cast<const scotland_yard::ScotlandYardState*>(&state);
+  if (sy == nullptr) {
+    ThrowPython(PyExc_TypeError, "not a state of the C++ scotland_yard");
+  }
+  return *sy;
+}
+
+bool IsScotlandYardState(const open_spiel::State& state) {
+  return dynamic_cast<const scotland_yard::ScotlandYardState*>(&state) !=
+         nullptr;
+}
+
+// What the Python state holds (game.py's attributes), as plain values.
+py::dict ScotlandYardView(const open_spiel::State& state) {
+  const auto& s = AsScotlandYard(state);
+  py::dict view;
+  view["mrx"] = s.mrx();
+  view["detectives"] = py::tuple(py::cast(s.detectives()));
+  py::list tickets;
+  for (const auto& t : s.detective_tickets()) {
+    tickets.append(py::make_tuple(t[0], t[1], t[2]));
+  }
+  view["detective_tickets"] = py::tuple(tickets);
+  const auto& m = s.mrx_tickets();
+  view["mrx_tickets"] = py::make_tuple(m[0], m[1], m[2], m[3]);
+  view["doubles"] = s.doubles();
+  view["turn"] = s.turn();
+  view["placed"] = s.placed();
+  view["pending"] = s.pending();
+  view["in_double"] = s.in_double();
+  view["outcome"] = s.outcome();
+  py::list log;
+  for (const auto& e : s.log()) {
+    log.append(py::make_tuple(e.ticket, e.revealed, e.in_double));
+  }
+  view["log"] = py::tuple(log);
+  view["path"] = py::tuple(py::cast(s.path()));
+  return view;
+}
+
+py::array_t<float> ScotlandYardCompactTensor(const open_spiel::State& state,
+                                             int player) {
+  std::vector<float> values = AsScotlandYard(state).CompactInfostateTensor(
+      player);
+  py::array_t<float> out(values.size());
+  std::copy(values.begin(), values.end(), out.mutable_data());
+  return out;
+}
+
 // Checks that this module shares pybind11's type registry with pyspiel (same
 // internals ABI), without which no Game or Bot could cross the boundary.
 void SelfCheck() {
@@ -287,6 +436,20 @@ PYBIND11_MODULE(_shim, m) {
         "from state, next SplitMix64 state, actions played). With max_moves "
         "> 0 a game stops after that many actions and scores "
         "truncated_value.");
+  m.def("register_scotland_yard", &open_spiel_sog::RegisterScotlandYard,
+        py::arg("short_name"), py::arg("specification"), py::arg("resolver"),
+        "Registers the C++ Scotland Yard under short_name in OpenSpiel's C++ "
+        "game registry; resolver(params) -> (params, set-up dict) resolves "
+        "each game's map and parameters (games/scotland_yard/native.py).");
+  m.def("is_scotland_yard_state", &open_spiel_sog::IsScotlandYardState,
+        py::arg("state"), "Whether state is a C++ scotland_yard state.");
+  m.def("scotland_yard_view", &open_spiel_sog::ScotlandYardView,
+        py::arg("state"),
+        "A C++ scotland_yard state's fields (the Python state's attributes).");
+  m.def("scotland_yard_compact_tensor",
+        &open_spiel_sog::ScotlandYardCompactTensor, py::arg("state"),
+        py::arg("player"),
+        "The compact infostate tensor of a C++ scotland_yard state.");
   open_spiel_sog::cfr_kernels::Define(m);
   open_spiel_sog::history_engine::Define(m);
   m.def("self_check", &open_spiel_sog::SelfCheck,

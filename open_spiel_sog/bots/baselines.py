@@ -61,7 +61,7 @@ Bots and their parameters (all optional):
     reproducible from its seed (in open_spiel 2.0.2 its choices depend on
     the iteration order of absl hash maps, which varies between bot
     instances); backend "python" gives seed-reproducible games. Python
-    games (scotland_yard, ...) always use the Python port: the C++ bot cannot
+    games (python_scotland_yard, ...) always use the Python port: the C++ bot cannot
     call a Python state's resample_from_infostate.
     Imperfect-information sequential games. Where the game's states do not
     implement `resample_from_infostate` (liars_dice, dark_hex, phantom_ttt,

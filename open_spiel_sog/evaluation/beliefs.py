@@ -28,6 +28,7 @@ import numpy as np
 import pyspiel
 
 from open_spiel_sog.algorithms.sog.beliefs import Belief
+from open_spiel_sog.games import scotland_yard
 
 BOARD_GAMES = ("phantom_ttt", "dark_hex", "dark_hex_ir")
 KINDS = ("board", "mrx", "chance", "actions", "none")
@@ -107,6 +108,7 @@ def _board_view(belief: Belief) -> BeliefView:
 def _mrx_view(belief: Belief) -> BeliefView:
   stations: dict[int, float] = {}
   for state, p in zip(belief.histories, belief.probabilities):
+    state = scotland_yard.native.state_view(state)
     if state.mrx >= 0:
       station = state.rules.labels[state.mrx]
       stations[station] = stations.get(station, 0.0) + float(p)
@@ -172,7 +174,7 @@ def view(game: pyspiel.Game, belief: Belief) -> BeliefView:
   name = game.get_type().short_name
   if name in BOARD_GAMES:
     return _board_view(belief)
-  if name == "scotland_yard":
+  if name in ("scotland_yard", scotland_yard.native.PYTHON_NAME):
     return _mrx_view(belief)
   for kind, chance in (("chance", True), ("actions", False)):
     labels = _differing(belief, chance)

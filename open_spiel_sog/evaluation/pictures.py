@@ -26,6 +26,7 @@ import numpy as np
 import pyspiel
 
 from open_spiel_sog.evaluation import beliefs
+from open_spiel_sog.games import scotland_yard
 
 # Bars drawn at most (the likeliest; the rest are summed in one bar).
 MAX_BARS = 12
@@ -135,7 +136,7 @@ def spring_layout(num_nodes: int, edges: tuple[tuple[int, int], ...],
 
 
 def _map(ax, plt, view: beliefs.BeliefView, belief) -> None:
-  state = belief.histories[0]
+  state = scotland_yard.native.state_view(belief.histories[0])
   game_map = state.rules.map
   pos = spring_layout(game_map.num_stations,
                       tuple((a, b) for a, b, _ in game_map.edges))

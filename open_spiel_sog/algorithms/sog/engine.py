@@ -10,7 +10,7 @@ anchored subgame of fog-of-war games builds its tree on it too
 (`anchored/native_tree.py`).
 
 The engine needs the shim and a game whose states are OpenSpiel C++ states
-(`native_reason`); Python games (scotland_yard, python_*) and a machine
+(`native_reason`); Python games (python_scotland_yard, python_*) and a machine
 without the shim keep the Python engine, with no error.
 
 Phases: SoG(s, c) runs phases of c simulations, each followed by one CFR+

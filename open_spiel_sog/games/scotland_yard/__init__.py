@@ -1,4 +1,7 @@
-"""Scotland Yard as an OpenSpiel game, registered as ``scotland_yard``.
+"""Scotland Yard as an OpenSpiel game, registered as ``scotland_yard``: the
+C++ game of the shim (`_native/scotland_yard.h`) where it loads, else the
+Python game, which is always registered as ``python_scotland_yard`` too
+(`native.py`). The two take the same parameters and agree move by move.
 
 Two players: player 0 is Mr. X, the evader; player 1 is the detectives, one
 team whose detectives move one at a time (sequential decisions of player 1).
@@ -26,13 +29,18 @@ Maps are JSON files (`open_spiel_sog/games/maps/*.json`, or any path): stations
 (a list of ids), edges ``[a, b, transport]`` (undirected), and the set-up
 defaults (start stations, tickets, round limit, reveal rounds). Every set-up
 value can be overridden by a game parameter; ``-1`` or ``""`` means "the
-map's". When `mrx_start` lists more than one station, a chance node picks one
-uniformly and only Mr. X sees it.
+map's". Where the detectives draw their starts (`detective_start_cards`:
+London's 18 start cards), one public chance node per detective deals each a
+card of those left, uniformly, before anything else. When `mrx_start` lists
+more than one station, a chance node then picks one of them that no detective
+holds, uniformly, and only Mr. X sees it. `detective_starts` given as a
+parameter (or ``detective_start_cards=none``) keeps the detectives on fixed
+stations (docs/scotland_yard.md, "The setup").
 
 Actions: ``ticket * num_stations + destination`` with tickets 0 taxi,
 1 bus, 2 underground, 3 black and destinations the station's index in the
 map's `stations` list; ``4 * num_stations`` is the double-move card. The
-chance node's outcomes are station indices.
+chance nodes' outcomes are station indices.
 
 Observers: information-state and observation tensors and strings for each
 player, and a public observer (``public_info=True``,
@@ -41,12 +49,14 @@ shows the detectives' positions and tickets, the ticket types Mr. X used, the
 revealed positions, the round and, once the game is over, how it ended.
 
 Modules: `maps` (map files and their validation), `rules` (a game's
-resolved set-up and its outcomes), `game` (the OpenSpiel game and state,
-registered on import) and `observer` (tensors and strings).
+resolved set-up and its outcomes), `game` (the Python game and state),
+`observer` (tensors and strings) and `native` (the C++ twin's registration,
+and views of either game's states for Python code).
 """
 
 from open_spiel_sog.games.scotland_yard import game
 from open_spiel_sog.games.scotland_yard import maps
+from open_spiel_sog.games.scotland_yard import native
 from open_spiel_sog.games.scotland_yard import observer
 from open_spiel_sog.games.scotland_yard import rules
 from open_spiel_sog.games.scotland_yard.game import ScotlandYardGame
@@ -61,11 +71,16 @@ from open_spiel_sog.games.scotland_yard.maps import TRANSPORTS
 from open_spiel_sog.games.scotland_yard.observer import ScotlandYardObserver
 from open_spiel_sog.games.scotland_yard.rules import Rules
 
+# Why ``scotland_yard`` is the Python game (None: it is the C++ one).
+NATIVE_REASON = native.register()
+
 __all__ = [
     "game",
     "load_map",
     "maps",
     "MAPS_DIR",
+    "native",
+    "NATIVE_REASON",
     "observer",
     "parse_map",
     "rules",

@@ -1,5 +1,7 @@
 """Scotland Yard's game and state (OpenSpiel's API), and the detectives'
-resampling of Mr. X's path; registered as ``scotland_yard`` on import."""
+resampling of Mr. X's path: the Python game, registered by `native.register`
+as ``python_scotland_yard`` (and as ``scotland_yard`` where the C++ twin,
+`_native/scotland_yard.h`, cannot be)."""
 
 from __future__ import annotations
 
@@ -25,11 +27,12 @@ from open_spiel_sog.games.scotland_yard.rules import split_list
 from open_spiel_sog.games.scotland_yard.rules import SURVIVED
 
 # Game parameters: -1 / "" take the map's value.
-_DEFAULT_PARAMS = {
+DEFAULT_PARAMS = {
     "map": "glasses",
     "max_rounds": -1,
     "mrx_start": "",
     "detective_starts": "",
+    "detective_start_cards": "",
     "reveal_rounds": "",
     "detective_taxi": -1,
     "detective_bus": -1,
@@ -42,26 +45,33 @@ _DEFAULT_PARAMS = {
     "tickets_to_mrx": -1,
 }
 
-_GAME_TYPE = pyspiel.GameType(
-    short_name="scotland_yard",
-    long_name="Scotland Yard (open_spiel_sog)",
-    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    # Deterministic unless `mrx_start` lists several stations.
-    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-    utility=pyspiel.GameType.Utility.ZERO_SUM,
-    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=2,
-    min_num_players=2,
-    provides_information_state_string=True,
-    provides_information_state_tensor=True,
-    provides_observation_string=True,
-    provides_observation_tensor=True,
-    provides_factored_observation_string=True,
-    parameter_specification=_DEFAULT_PARAMS)
+PYTHON_NAME = "python_scotland_yard"
 
 
-_LIST_PARAMS = ("mrx_start", "detective_starts", "reveal_rounds")
+def game_type(short_name: str = PYTHON_NAME) -> pyspiel.GameType:
+  """The game's type under `short_name` (the C++ twin declares the same)."""
+  return pyspiel.GameType(
+      short_name=short_name,
+      long_name="Scotland Yard (open_spiel_sog)",
+      dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+      # Deterministic unless `mrx_start` lists several stations or the
+      # detectives draw their starts (`detective_start_cards`).
+      chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+      information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+      utility=pyspiel.GameType.Utility.ZERO_SUM,
+      reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+      max_num_players=2,
+      min_num_players=2,
+      provides_information_state_string=True,
+      provides_information_state_tensor=True,
+      provides_observation_string=True,
+      provides_observation_tensor=True,
+      provides_factored_observation_string=True,
+      parameter_specification=DEFAULT_PARAMS)
+
+
+_LIST_PARAMS = ("mrx_start", "detective_starts", "detective_start_cards",
+                "reveal_rounds")
 
 
 def _canonical_list(text: str) -> str:
@@ -74,30 +84,43 @@ def _canonical_list(text: str) -> str:
   return "/".join(parts) + ("/" if len(parts) == 1 else "")
 
 
-class ScotlandYardGame(pyspiel.Game):
-  """Scotland Yard: Mr. X (player 0) against the detectives (player 1)."""
+def resolve(params: Mapping[str, Any] | None) -> tuple[dict[str, Any], Rules]:
+  """(the game's parameters, every one given, lists in canonical form; its
+  resolved set-up). ValueError naming the first problem; the C++ twin's
+  games are resolved here too (`native.py`)."""
+  params = dict(DEFAULT_PARAMS, **(params or {}))
+  unknown = sorted(set(params) - set(DEFAULT_PARAMS))
+  if unknown:
+    raise ValueError(f"scotland_yard: unknown parameter(s) "
+                     f"{', '.join(unknown)}; supported: "
+                     f"{', '.join(DEFAULT_PARAMS)}")
+  rules = Rules(load_map(str(params["map"])), params)
+  for key in _LIST_PARAMS:
+    params[key] = _canonical_list(params[key])
+  return params, rules
 
-  def __init__(self, params: Mapping[str, Any] | None = None):
-    params = dict(_DEFAULT_PARAMS, **(params or {}))
-    unknown = sorted(set(params) - set(_DEFAULT_PARAMS))
-    if unknown:
-      raise ValueError(f"scotland_yard: unknown parameter(s) "
-                       f"{', '.join(unknown)}; supported: "
-                       f"{', '.join(_DEFAULT_PARAMS)}")
-    self.rules = rules = Rules(load_map(str(params["map"])), params)
-    for key in _LIST_PARAMS:
-      params[key] = _canonical_list(params[key])
+
+class ScotlandYardGame(pyspiel.Game):
+  """Scotland Yard: Mr. X (player 0) against the detectives (player 1).
+
+  `short_name`: the name it is registered under (`python_scotland_yard`, or
+  `scotland_yard` where the C++ twin is not registered)."""
+
+  def __init__(self, params: Mapping[str, Any] | None = None,
+               short_name: str = PYTHON_NAME):
+    params, rules = resolve(params)
+    self.rules = rules
     max_length = (rules.max_rounds * (1 + rules.num_detectives) +
                   min(rules.doubles, rules.max_rounds))
     game_info = pyspiel.GameInfo(
         num_distinct_actions=rules.num_actions,
-        max_chance_outcomes=rules.num_stations if rules.chance else 0,
+        max_chance_outcomes=rules.num_stations if rules.chance_nodes else 0,
         num_players=2,
         min_utility=-1.0,
         max_utility=1.0,
         utility_sum=0.0,
         max_game_length=max_length)
-    super().__init__(_GAME_TYPE, game_info, params)
+    super().__init__(game_type(short_name), game_info, params)
 
   def new_initial_state(self) -> "ScotlandYardState":
     return ScotlandYardState(self)
@@ -109,7 +132,7 @@ class ScotlandYardGame(pyspiel.Game):
         params)
 
   def max_chance_nodes_in_history(self) -> int:
-    return 1 if self.rules.chance else 0
+    return self.rules.chance_nodes
 
   # --- The network's compact encoding (DESIGN.md section 17) -------------------
 
@@ -122,7 +145,7 @@ class ScotlandYardGame(pyspiel.Game):
   def compact_infostate_tensor(self, state: "ScotlandYardState",
                                player: int) -> np.ndarray:
     """A player's infostate at `state` as SoG's Scotland Yard network reads
-    it (Table S1), in place of the information state tensor (35,359
+    it (Table S1), in place of the information state tensor (36,354
     entries on London): whose infostate it is (1 + stations: entry 0 for
     the detectives, whose positions are always certain, else 1 + Mr. X's
     station: the belief's entry), each detective's station one-hot
@@ -140,7 +163,8 @@ class ScotlandYardGame(pyspiel.Game):
       out[0] = 1.0
     at = 1 + n
     for k, station in enumerate(state.detectives):
-      out[at + k * n + station] = 1.0
+      if station >= 0:
+        out[at + k * n + station] = 1.0
     at += d * n
     start = np.maximum(np.asarray(r.detective_tickets, dtype=np.float32), 1)
     for k, tickets in enumerate(state.detective_tickets):
@@ -168,7 +192,11 @@ class ScotlandYardState(pyspiel.State):
     rules = game.rules
     self.rules = rules
     self.mrx = -1 if rules.chance else rules.mrx_start[0]
-    self.detectives = SharedTuple(rules.detective_starts)
+    # With drawn starts, -1 until the detective's card is drawn; `placed`:
+    # the detectives whose start is known.
+    self.detectives = SharedTuple((-1,) * rules.num_detectives if rules.drawn
+                                  else rules.detective_starts)
+    self.placed = 0 if rules.drawn else rules.num_detectives
     self.detective_tickets = SharedTuple(
         (rules.detective_tickets,) * rules.num_detectives)
     self.mrx_tickets = SharedTuple(rules.mrx_tickets)
@@ -178,11 +206,12 @@ class ScotlandYardState(pyspiel.State):
     self.path: tuple[int, ...] = SharedTuple(
         () if rules.chance else (self.mrx,))
     # Whose turn: -1 chance, 0 Mr. X, 1 + k detective k; pending Mr. X moves.
-    self.turn = -1 if rules.chance else 0
+    self.turn = -1 if rules.chance_nodes else 0
     self.pending = 1
     self.in_double = False
     self.outcome = ONGOING
-    # Public and private record: ("start", s) | ("double",) |
+    # Public and private record: ("dstart", k, s) (detective k's drawn
+    # start, public) | ("start", s) (Mr. X's, hidden) | ("double",) |
     # ("x", ticket, dest, revealed) | ("d", k, ticket, dest) | ("end", outcome)
     self.events: tuple[tuple, ...] = SharedTuple()
 
@@ -204,7 +233,12 @@ class ScotlandYardState(pyspiel.State):
     return [1.0, -1.0] if self.outcome in MRX_WINS else [-1.0, 1.0]
 
   def chance_outcomes(self) -> list[tuple[int, float]]:
-    starts = sorted(self.rules.mrx_start)
+    # The detectives' cards first, each uniform over those left; then Mr.
+    # X's start, uniform over his starts that no detective holds.
+    if self.placed < self.rules.num_detectives:
+      starts = self.rules.card_choices(self.detectives[:self.placed])
+    else:
+      starts = self.rules.mrx_start_choices(self.detectives)
     return [(s, 1.0 / len(starts)) for s in starts]
 
   def _legal_actions(self, player: int) -> list[int]:
@@ -227,6 +261,16 @@ class ScotlandYardState(pyspiel.State):
   def _apply_action(self, action: int) -> None:
     rules = self.rules
     n = rules.num_stations
+    if self.turn == -1 and self.placed < rules.num_detectives:
+      k = self.placed
+      positions = list(self.detectives)
+      positions[k] = action
+      self.detectives = SharedTuple(positions)
+      self.placed = k + 1
+      self.events = SharedTuple((*self.events, ("dstart", k, action)))
+      if self.placed == rules.num_detectives and not rules.chance:
+        self._start_mrx_turn()
+      return
     if self.turn == -1:
       self.mrx = action
       self.path = SharedTuple((action,))
@@ -313,6 +357,8 @@ class ScotlandYardState(pyspiel.State):
     rules = self.rules
     n = rules.num_stations
     if player == pyspiel.PlayerId.CHANCE:
+      if self.placed < rules.num_detectives:
+        return f"D{self.placed + 1} starts at {rules.label(action)}"
       return f"Mr. X starts at {rules.label(action)}"
     if action == rules.double_action:
       return "double move"
@@ -356,7 +402,9 @@ class ScotlandYardState(pyspiel.State):
     n = rules.num_stations
     for action in self.history():
       if state.is_chance_node():
-        state.apply_action(path[0])
+        # The detectives' drawn starts are public: only Mr. X's is redrawn.
+        state.apply_action(action if state.placed < rules.num_detectives
+                           else path[0])
       elif state.current_player() == 0 and action != rules.double_action:
         moves_made += 1
         state.apply_action((action // n) * n + path[moves_made])
@@ -384,15 +432,21 @@ def _path_counts(rules: Rules, events: Sequence[tuple],
   Returns a list of layers (counts, step): counts maps a station to
   the number of consistent paths ending there after each of Mr. X's moves
   (layer 0: the start); step maps a station to the stations the move could
-  have reached from it.
+  have reached from it. With drawn starts, each detective's draw takes his
+  station out of Mr. X's possible starts (Mr. X draws after them).
   """
-  detectives = list(rules.detective_starts)
+  detectives = (list(rules.detective_starts) if not rules.drawn
+                else [-1] * rules.num_detectives)
   mrx_tickets = list(rules.mrx_tickets)
   counts = {s: 1 for s in starts}
   layers = []
   for position, event in enumerate(events):
     kind = event[0]
-    if kind == "x":
+    if kind == "dstart":
+      _, k, station = event
+      detectives[k] = station
+      counts = {p: c for p, c in counts.items() if p != station}
+    elif kind == "x":
       _, ticket, _, revealed = event
       step: dict[int, tuple[int, ...]] = {}
       new: dict[int, int] = {}
@@ -432,5 +486,3 @@ def _path_counts(rules: Rules, events: Sequence[tuple],
   layers.append((counts, None))
   return layers
 
-
-pyspiel.register_game(_GAME_TYPE, ScotlandYardGame)

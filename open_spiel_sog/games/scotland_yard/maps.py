@@ -27,7 +27,8 @@ MRX_TICKETS = TICKETS + ("double",)
 MAPS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "maps")
 
 _MAP_KEYS = ("name", "description", "source", "license", "stations", "edges",
-             "mrx_start", "detective_starts", "detective_tickets",
+             "mrx_start", "detective_starts", "detective_start_cards",
+             "detective_tickets",
              "mrx_tickets", "tickets_to_mrx", "max_rounds", "reveal_rounds")
 
 
@@ -45,6 +46,8 @@ class ScotlandYardMap:
     stations: station ids as the map numbers them ([N]).
     edges: undirected edges (a, b, transport index), by station index.
     mrx_start, detective_starts: station indices.
+    detective_start_cards: station indices of the start cards the
+      detectives draw from (empty: they start on `detective_starts`).
     detective_tickets: [3] taxi, bus, underground per detective.
     mrx_tickets: [5] taxi, bus, underground, black, double.
     max_rounds: travel-log entries before Mr. X wins.
@@ -63,6 +66,7 @@ class ScotlandYardMap:
   max_rounds: int
   reveal_rounds: tuple[int, ...]
   tickets_to_mrx: bool = False
+  detective_start_cards: tuple[int, ...] = ()
   description: str = ""
   source: str = ""
   license: str = ""
@@ -179,6 +183,8 @@ def parse_map(data: Mapping[str, Any], name: str = "") -> ScotlandYardMap:
   mrx_start = _int_list(name, "mrx_start", data["mrx_start"])
   detective_starts = _int_list(name, "detective_starts",
                                data["detective_starts"])
+  cards = _int_list(name, "detective_start_cards",
+                    data.get("detective_start_cards", []))
   reveal = _int_list(name, "reveal_rounds", data.get("reveal_rounds", []))
   tickets_to_mrx = data.get("tickets_to_mrx", False)
   if not isinstance(tickets_to_mrx, bool):
@@ -204,7 +210,9 @@ def parse_map(data: Mapping[str, Any], name: str = "") -> ScotlandYardMap:
       result,
       mrx_start=tuple(result.index(s, "Mr. X's start") for s in mrx_start),
       detective_starts=tuple(result.index(s, "detective start")
-                             for s in detective_starts))
+                             for s in detective_starts),
+      detective_start_cards=tuple(result.index(s, "detective start card")
+                                  for s in cards))
 
 
 def load_map(name_or_path: str) -> ScotlandYardMap:

@@ -18,6 +18,8 @@ from open_spiel_sog.games.scotland_yard.rules import SharedTuple
 
 def _event_string(rules: Rules, event: tuple, show_mrx: bool) -> str:
   kind = event[0]
+  if kind == "dstart":
+    return f"D{event[1] + 1}@{rules.label(event[2])}"
   if kind == "start":
     return f"X@{rules.label(event[1])}" if show_mrx else "X@?"
   if kind == "double":
@@ -51,13 +53,14 @@ def _history_string(state: pyspiel.State, public: bool, mrx: bool) -> str:
       start, parts = row[2], ([row[3]] if row[3] else [])
       break
   else:
-    if public:
+    if public and not rules.drawn:
       parts.append("D@" + "/".join(str(rules.label(s))
                                    for s in rules.detective_starts))
+    if public:
       if not rules.chance:
         parts.append(f"X@{rules.label(rules.mrx_start[0])}")
   for event in events[start:]:
-    if event[0] in ("d", "double", "end") and not public:
+    if event[0] in ("dstart", "d", "double", "end") and not public:
       continue
     if event[0] == "x" and not public and not mrx:
       continue
@@ -91,7 +94,8 @@ def situation_string(state: pyspiel.State, public: bool, mrx: bool
     parts.append(f"to move: {_to_move(state)}")
     for k, s in enumerate(state.detectives):
       t = state.detective_tickets[k]
-      parts.append(f"D{k + 1}@{rules.label(s)} (t{t[0]} b{t[1]} u{t[2]})")
+      at = rules.label(s) if s >= 0 else "?"
+      parts.append(f"D{k + 1}@{at} (t{t[0]} b{t[1]} u{t[2]})")
     t = state.mrx_tickets
     parts.append(f"X tickets (t{t[0]} b{t[1]} u{t[2]} k{t[3]} "
                  f"d{state.doubles})")
@@ -113,7 +117,8 @@ class ScotlandYardObserver:
   Public pieces (public_info): round, to_move, outcome, detective positions
   and tickets, Mr. X's tickets, the travel log (tickets, double-move flags,
   revealed stations), a double-move-pending flag and, with perfect recall,
-  every detective move. Private pieces (Mr. X's, shown to player 0 with
+  every detective move and, where the detectives draw their starts, those
+  starts (`detective_starts`). Private pieces (Mr. X's, shown to player 0 with
   SINGLE_PLAYER and to both with ALL_PLAYERS): his station and, with perfect
   recall, his path.
   """
@@ -141,6 +146,8 @@ class ScotlandYardObserver:
                  ("log_revealed", r * n, (r, n))]
       if self.recall:
         pieces.append(("detective_moves", r * d * (n + 3), (r, d, n + 3)))
+        if rules.drawn:
+          pieces.append(("detective_starts", d * n, (d, n)))
     if self.private != pyspiel.PrivateInfoType.NONE:
       pieces.append(("mrx_position", n, (n,)))
       if self.recall:
@@ -170,7 +177,8 @@ class ScotlandYardObserver:
       if state.outcome != ONGOING:
         d["outcome"][0 if state.outcome in MRX_WINS else 1] = 1.0
       for k, s in enumerate(state.detectives):
-        d["detective_positions"][k, s] = 1.0
+        if s >= 0:
+          d["detective_positions"][k, s] = 1.0
         d["detective_tickets"][k] = state.detective_tickets[k]
       d["mrx_tickets"][:4] = state.mrx_tickets
       d["mrx_tickets"][4] = state.doubles
@@ -191,6 +199,8 @@ class ScotlandYardObserver:
             d["detective_moves"][entries - 1, k, dest] = 1.0
             d["detective_moves"][entries - 1, k, rules.num_stations +
                                  ticket] = 1.0
+          elif event[0] == "dstart":
+            d["detective_starts"][event[1], event[2]] = 1.0
     if self.private != pyspiel.PrivateInfoType.NONE and self._shows_mrx(player):
       if state.mrx >= 0:
         d["mrx_position"][state.mrx] = 1.0

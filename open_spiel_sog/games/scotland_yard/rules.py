@@ -65,6 +65,24 @@ class Rules:
 
     self.mrx_start = station_list("mrx_start", game_map.mrx_start,
                                   "Mr. X's start")
+    # The detectives' starts: fixed (`detective_starts`) or drawn from start
+    # cards (`detective_start_cards`), one public chance node per detective.
+    starts_given = bool(split_list(params.get("detective_starts", "")))
+    cards_text = split_list(params.get("detective_start_cards", ""))
+    no_cards = [p.lower() for p in cards_text] == ["none"]
+    if starts_given and cards_text and not no_cards:
+      raise ValueError("scotland_yard: detective_starts (fixed starts) and "
+                       "detective_start_cards (drawn starts) exclude each "
+                       "other; give one")
+    if no_cards or starts_given:
+      cards = ()
+    elif cards_text:
+      cards = tuple(game_map.index(p, "detective start card")
+                    for p in cards_text)
+    else:
+      cards = game_map.detective_start_cards
+    self.detective_start_cards = cards
+    self.drawn = bool(cards)
     self.detective_starts = station_list("detective_starts",
                                          game_map.detective_starts,
                                          "detective start")
@@ -79,12 +97,31 @@ class Rules:
     if len(set(self.detective_starts)) != len(self.detective_starts):
       raise ValueError(f"scotland_yard map {name!r}: two detectives start on "
                        "the same station")
-    clash = set(self.mrx_start) & set(self.detective_starts)
-    if clash:
-      raise ValueError(
-          f"scotland_yard map {name!r}: Mr. X may start on station "
-          f"{self.labels[min(clash)]}, where a detective starts")
     self.num_detectives = len(self.detective_starts)
+    if self.drawn:
+      # The map's detective_starts give the number of detectives; each
+      # draws a card of his own.
+      if len(set(cards)) != len(cards):
+        raise ValueError(f"scotland_yard map {name!r}: "
+                         "detective_start_cards lists a station twice")
+      if len(cards) < self.num_detectives:
+        raise ValueError(
+            f"scotland_yard map {name!r}: {self.num_detectives} detectives "
+            f"need at least {self.num_detectives} detective_start_cards, "
+            f"got {len(cards)}")
+      shared = len(set(self.mrx_start) & set(cards))
+      if len(self.mrx_start) - min(shared, self.num_detectives) < 1:
+        raise ValueError(
+            f"scotland_yard map {name!r}: the detectives' cards may cover "
+            "every station of mrx_start")
+      # Fixed starts are not used; the detectives are placed by the draws.
+      self.detective_starts = ()
+    else:
+      clash = set(self.mrx_start) & set(self.detective_starts)
+      if clash:
+        raise ValueError(
+            f"scotland_yard map {name!r}: Mr. X may start on station "
+            f"{self.labels[min(clash)]}, where a detective starts")
     self.detective_tickets = tuple(
         count("detective_" + kind, default)
         for kind, default in zip(DETECTIVE_TICKETS,
@@ -135,6 +172,8 @@ class Rules:
     self._detective_edges = tuple(
         tuple(sorted({(t * n + j, j, t) for j, t in a if t != FERRY}))
         for a in self.adjacency)
+    # With drawn starts only his tickets are checked here (detective_starts
+    # is empty): a draw that blocks every neighbour ends the game at once.
     for s in self.mrx_start:
       if not self.mrx_moves(s, self.mrx_tickets, self.detective_starts):
         raise ValueError(
@@ -143,7 +182,11 @@ class Rules:
             "ticket for its edges)")
     self.num_actions = 4 * n + 1
     self.double_action = 4 * n
+    # Mr. X's start is a (hidden) chance node; with drawn detectives'
+    # starts, each detective's is a (public) chance node before it.
     self.chance = len(self.mrx_start) > 1
+    self.chance_nodes = (self.num_detectives if self.drawn else 0) + int(
+        self.chance)
 
   def __deepcopy__(self, memo):
     return self
@@ -184,9 +227,23 @@ class Rules:
     return next(self._detective_actions(k, positions, tickets),
                 None) is not None
 
+  def mrx_start_choices(self, detectives: Sequence[int]) -> list[int]:
+    """Mr. X's possible starts (sorted) once the detectives stand on
+    `detectives`: his start stations that no detective holds."""
+    return sorted(s for s in self.mrx_start if s not in detectives)
+
+  def card_choices(self, detectives: Sequence[int]) -> list[int]:
+    """The detective start cards (sorted stations) not yet drawn."""
+    return sorted(s for s in self.detective_start_cards
+                  if s not in detectives)
+
   def describe(self) -> str:
     starts = "/".join(str(self.label(s)) for s in self.mrx_start)
-    dets = "/".join(str(self.label(s)) for s in self.detective_starts)
+    if self.drawn:
+      dets = (f"drawn from {len(self.detective_start_cards)} cards "
+              f"({self.num_detectives} detectives)")
+    else:
+      dets = "/".join(str(self.label(s)) for s in self.detective_starts)
     return (f"map {self.map.name}: {self.num_stations} stations, "
             f"{len(self.map.edges)} edges; Mr. X at {starts}, detectives at "
             f"{dets}; {self.max_rounds} rounds")

@@ -5,7 +5,7 @@ past the enumeration bound, found by walking their exact public states
 The walk is bounded by counts, never by the clock, so that every machine
 and every process takes the same path for the same game and parameters.
 The default budget (2,000 public states holding 6,000 histories in all:
-about 2 seconds for the slowest game here, scotland_yard, a Python game)
+about 2 seconds for the slowest game here, python_scotland_yard, a Python game)
 keeps the path that the walk's former 2-second bound chose on the
 development machine for each of the 68 coverage games
 (benchmarks/coverage_games.py).

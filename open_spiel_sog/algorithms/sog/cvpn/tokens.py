@@ -33,6 +33,7 @@ from typing import Any, Sequence
 import numpy as np
 import pyspiel
 
+from open_spiel_sog import games
 from open_spiel_sog.algorithms.networks.tokens import INFO_SIZE
 from open_spiel_sog.algorithms.sog import value_functions
 from open_spiel_sog.public_state import PublicFeatures
@@ -63,13 +64,12 @@ def log_feature(x) -> np.ndarray:
 
 def tensor_source(game: pyspiel.Game) -> tuple[str, tuple[int, ...]]:
   """(where infostate tokens come from, the tensor's shape): the game's
-  own compact encoding where it declares one (`compact_infostate_shape()`
-  and `compact_infostate_tensor(state, player)`: Scotland Yard's Table
-  S1), else the information state tensor, the observation tensor or the
+  own compact encoding where it declares one (`games.compact_encoding`:
+  Scotland Yard's Table S1, in either twin), else the information state tensor, the observation tensor or the
   hashed key."""
-  shape = getattr(game, "compact_infostate_shape", None)
-  if callable(shape):
-    return "compact", tuple(int(d) for d in shape())
+  compact = games.compact_encoding(game)
+  if compact is not None:
+    return "compact", tuple(int(d) for d in compact[0])
   t = game.get_type()
   if t.provides_information_state_tensor:
     return "information_state_tensor", tuple(
@@ -230,6 +230,8 @@ class TokenEncoder:
     if problem is not None:
       raise ValueError(problem)
     self.source, self.tensor_shape = tensor_source(game)
+    compact = games.compact_encoding(game)
+    self._compact = compact[1] if compact is not None else None
     self.token_size = math.prod(self.tensor_shape)
     self.num_actions = game.num_distinct_actions()
     self.utility_scale = float(max(abs(game.max_utility()),
@@ -285,7 +287,7 @@ class TokenEncoder:
 
   def _tensor(self, state: pyspiel.State, player: int, key) -> np.ndarray:
     if self.source == "compact":
-      return np.asarray(self.game.compact_infostate_tensor(state, player),
+      return np.asarray(self._compact(state, player),
                         np.float32).reshape(-1)
     if self.source == "information_state_tensor":
       return np.asarray(state.information_state_tensor(player), np.float32)

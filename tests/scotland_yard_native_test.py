@@ -34,16 +34,21 @@ pytestmark = pytest.mark.skipif(
     scotland_yard.NATIVE_REASON is not None,
     reason=f"scotland_yard is the Python game: {scotland_yard.NATIVE_REASON}")
 
-# The 18 start cards that many implementations deal to the detectives and
-# Mr. X alike (docs/scotland_yard.md, "London's setup").
-SHARED_CARDS = "13/26/29/34/50/53/91/94/103/112/117/132/138/141/155/174/197/198"
+# London's default is the classic edition's 18 start cards, dealt to the
+# detectives and Mr. X alike. The later edition: 16 detective cards and Mr.
+# X's own 13 (FORMER_MRX), which with detective_starts=13/26/29/34/50 is the
+# former fixed game (docs/scotland_yard.md, "London's setup").
+FORMER_MRX = "mrx_start=35/45/51/71/78/104/106/127/132/146/166/170/172"
+LATER_EDITION = ("detective_start_cards=13/26/29/34/50/53/91/94/103/112/117/"
+                 "123/138/141/155/174," + FORMER_MRX)
 
 # (parameters, random games): every shipped map, and set-ups that reach
 # double moves, black tickets on ferries, handed-over tickets, chance starts,
 # stuck players and catches more often. London draws its detectives' starts
-# (public chance nodes before Mr. X's hidden one); the drawn set-ups below
-# also draw on the small maps, skip the detectives' stations in Mr. X's draw
-# (his starts overlap the cards) and keep London's fixed starts.
+# (public chance nodes before Mr. X's hidden one, which skips their stations:
+# the default cards are shared); the drawn set-ups below also draw on the
+# small maps, deal London's later edition (separate cards) and keep its
+# former fixed starts.
 SETUPS = [
     ("map=glasses", 30),
     ("map=glasses,max_rounds=3,detective_starts=3/9", 30),
@@ -56,13 +61,12 @@ SETUPS = [
     ("map=london,max_rounds=8,tickets_to_mrx=0,mrx_double=4", 4),
     ("map=london,mrx_start=1/,detective_taxi=2,detective_bus=1,"
      "detective_underground=0", 4),
-    ("map=london,detective_starts=13/26/29/34/50", 3),
-    ("map=london,detective_start_cards=none,max_rounds=6", 3),
+    ("map=london,detective_starts=13/26/29/34/50," + FORMER_MRX, 3),
+    ("map=london,detective_start_cards=none,max_rounds=6," + FORMER_MRX, 3),
     ("map=london,mrx_start=13/26/29/34/50/35,max_rounds=6", 6),
     ("map=london,detective_start_cards=1/2/3/4/5/6,mrx_start=1/2/3/4/5/6/7,"
      "detective_taxi=2,max_rounds=6", 6),
-    ("map=london,max_rounds=6,detective_start_cards=" + SHARED_CARDS +
-     ",mrx_start=" + SHARED_CARDS, 3),
+    ("map=london,max_rounds=6," + LATER_EDITION, 3),
     ("map=wheel,detective_start_cards=1/2/3/5/6/7/9", 30),
     ("map=wheel,detective_start_cards=2/4/6/8,mrx_start=2/4/6/8,"
      "reveal_rounds=none", 30),
@@ -184,8 +188,9 @@ def test_random_games_reach_every_outcome():
 @pytest.mark.parametrize("params", [
     "map=glasses", "map=wheel", "map=islands", "map=london",
     "map=london,max_rounds=5,mrx_start=35/45/51/",
-    "map=london,detective_starts=13/26/29/34/50", "map=london,mrx_start=35/",
-    "map=london,detective_start_cards=none",
+    "map=london,detective_starts=13/26/29/34/50," + FORMER_MRX,
+    "map=london,mrx_start=35/", "map=london,detective_start_cards=none," +
+    FORMER_MRX, "map=london," + LATER_EDITION,
     "map=wheel,detective_start_cards=1/2/3/5/"])
 def test_game_attributes_agree(params):
   cpp, py = twins(params)
@@ -211,7 +216,7 @@ def test_game_attributes_agree(params):
 @pytest.mark.parametrize("params", [
     "map=wheel", "map=wheel,mrx_start=1/4/8,reveal_rounds=none",
     "map=london,max_rounds=9", "map=london,max_rounds=9,mrx_start=13/26/35/",
-    "map=london,max_rounds=9,detective_starts=13/26/29/34/50",
+    "map=london,max_rounds=9,detective_starts=13/26/29/34/50," + FORMER_MRX,
     "map=wheel,detective_start_cards=2/4/6/8,mrx_start=2/4/6/8,"
     "reveal_rounds=none"])
 def test_resampling_draws_the_same_histories(params):
@@ -272,6 +277,8 @@ def test_states_serialize_pickle_and_clone():
      r"5 detectives need at least 5 detective_start_cards, got 4"),
     ("scotland_yard(map=london,detective_start_cards=13/13/29/34/50/)",
      r"detective_start_cards lists a station twice"),
+    ("scotland_yard(map=london,detective_starts=13/26/29/34/50)",
+     r"Mr\. X may start on station 13, where a detective starts"),
     ("scotland_yard(map=london,detective_start_cards=13/26/29/34/200/)",
      r"detective start card .200. is not a station"),
     ("scotland_yard(map=wheel,detective_start_cards=4/8/1/,mrx_start=4/8/)",

@@ -1130,11 +1130,22 @@ def test_sog_against_random_cpp_evaluator():
 
 # --- The detectives' drawn starts (London's board-game setup) ----------------
 
-LONDON_CARDS = [13, 26, 29, 34, 50, 53, 91, 94, 103, 112, 117, 123, 138, 141,
+# London's default: the classic edition's 18 start cards, shared by the
+# detectives (detective_start_cards) and Mr. X (mrx_start).
+LONDON_CARDS = [13, 26, 29, 34, 50, 53, 91, 94, 103, 112, 117, 132, 138, 141,
                 155, 174, 197, 198]
-LONDON_MRX_CARDS = [35, 45, 51, 71, 78, 104, 106, 127, 132, 146, 166, 170,
+# Mr. X's own 13 cards of the later edition and of the former fixed game.
+FORMER_MRX_CARDS = [35, 45, 51, 71, 78, 104, 106, 127, 132, 146, 166, 170,
                     172]
-LONDON_FIXED = "python_scotland_yard(map=london,detective_starts=13/26/29/34/50)"
+FORMER_MRX = "mrx_start=" + "/".join(map(str, FORMER_MRX_CARDS))
+# The later edition: 16 detective cards, Mr. X's own 13.
+LATER_CARDS = [13, 26, 29, 34, 50, 53, 91, 94, 103, 112, 117, 123, 138, 141,
+               155, 174]
+LATER_EDITION = ("detective_start_cards=" + "/".join(map(str, LATER_CARDS)) +
+                 "," + FORMER_MRX)
+# The former fixed game: the detectives on 13/26/29/34/50, Mr. X's own 13.
+LONDON_FIXED = ("python_scotland_yard(map=london,"
+                "detective_starts=13/26/29/34/50," + FORMER_MRX + ")")
 
 
 def labels_of(state, outcomes):
@@ -1142,45 +1153,79 @@ def labels_of(state, outcomes):
   return [rules.label(a) for a, _ in outcomes]
 
 
-def test_london_draws_the_detectives_starts_from_its_18_cards():
-  """Five public draws, each uniform over the cards left (18, 17, ...
-  14 outcomes), then Mr. X's hidden draw from his 13 cards (none a
-  detective's): 18 * 17 * 16 * 15 * 14 * 13 = 13,366,080 starts."""
-  game = load("python_scotland_yard(map=london)")
-  rules = game.rules
+@pytest.mark.parametrize("name", ["python_scotland_yard", "scotland_yard"])
+def test_london_draws_the_starts_from_the_18_shared_cards(name):
+  """The default London game (Python, and C++ where the shim loads): the
+  first chance node deals the 18 shared cards at 1/18 each; five public
+  draws, each uniform over the cards left (18, 17, ... 14 outcomes); then
+  Mr. X's hidden draw, uniform over exactly the 13 cards the detectives
+  left, never a detective's station: 18 * 17 * 16 * 15 * 14 * 13 =
+  13,366,080 starts from 18 start locations."""
+  game = load(f"{name}(map=london)")
+  rules = scotland_yard.native.rules(game)
   assert rules.drawn and rules.num_detectives == 5
   assert [rules.label(s) for s in rules.detective_start_cards] == LONDON_CARDS
-  assert not set(LONDON_CARDS) & set(LONDON_MRX_CARDS)
+  assert [rules.label(s) for s in rules.mrx_start] == LONDON_CARDS
   assert game.max_chance_nodes_in_history() == 6
   assert game.max_chance_outcomes() == 199
-  rng = random.Random(0)
-  for _ in range(20):
+  first = game.new_initial_state()
+  assert first.is_chance_node()
+  assert labels_of(first, first.chance_outcomes()) == LONDON_CARDS
+  assert [p for _, p in first.chance_outcomes()] == pytest.approx(
+      [1 / 18] * 18)
+  mrx_seen = set()
+  # Deal i gives the detectives the list's cards i, i + 7, i + 14, i + 3,
+  # i + 10 (mod 18): every card is drawn by some detective, in varying order.
+  for i in range(18):
+    deal_ = [LONDON_CARDS[(i + 7 * k) % 18] for k in range(5)]
     state = game.new_initial_state()
-    sizes, drawn = [], []
-    for k in range(5):
+    sizes = []
+    for k, station in enumerate(deal_):
       assert state.is_chance_node()
       outcomes = state.chance_outcomes()
       assert labels_of(state, outcomes) == [c for c in LONDON_CARDS
-                                            if c not in drawn]
+                                            if c not in deal_[:k]]
       assert all(p == pytest.approx(1 / len(outcomes)) for _, p in outcomes)
       sizes.append(len(outcomes))
-      station = rng.choice(outcomes)[0]
-      assert (state.action_to_string(pyspiel.PlayerId.CHANCE, station) ==
-              f"D{k + 1} starts at {rules.label(station)}")
-      state.apply_action(station)
-      drawn.append(rules.label(station))
+      index = rules.map.index(station, "")
+      assert (state.action_to_string(pyspiel.PlayerId.CHANCE, index) ==
+              f"D{k + 1} starts at {station}")
+      state.apply_action(index)
     assert sizes == [18, 17, 16, 15, 14]
-    assert [rules.label(s) for s in state.detectives] == drawn
-    assert len(set(state.detectives)) == 5
+    view = scotland_yard.native.state_view(state)
+    assert [rules.label(s) for s in view.detectives] == deal_
     assert state.is_chance_node()
     outcomes = state.chance_outcomes()
-    assert labels_of(state, outcomes) == LONDON_MRX_CARDS
-    mrx = rng.choice(outcomes)[0]
-    assert (state.action_to_string(pyspiel.PlayerId.CHANCE, mrx) ==
-            f"Mr. X starts at {rules.label(mrx)}")
-    state.apply_action(mrx)
+    mrx = labels_of(state, outcomes)
+    assert mrx == [c for c in LONDON_CARDS if c not in deal_]
+    assert len(mrx) == 13 and not set(mrx) & set(deal_)
+    assert [p for _, p in outcomes] == pytest.approx([1 / 13] * 13)
+    mrx_seen |= set(mrx)
+    station = outcomes[i % 13][0]
+    assert (state.action_to_string(pyspiel.PlayerId.CHANCE, station) ==
+            f"Mr. X starts at {rules.label(station)}")
+    state.apply_action(station)
     assert state.current_player() == 0
+  assert mrx_seen == set(LONDON_CARDS)
   assert math.prod(sizes) * 13 == 13_366_080
+
+
+def test_londons_later_edition_is_a_parameter():
+  """The later edition (16 detective cards, Mr. X's own 13): five draws
+  from the 16, then Mr. X's, always all his 13 (none a detective's)."""
+  game = load(f"python_scotland_yard(map=london,{LATER_EDITION})")
+  rules = game.rules
+  assert [rules.label(s) for s in rules.detective_start_cards] == LATER_CARDS
+  assert not set(LATER_CARDS) & set(FORMER_MRX_CARDS)
+  rng = random.Random(0)
+  for _ in range(5):
+    state = game.new_initial_state()
+    assert len(state.chance_outcomes()) == 16
+    for _ in range(5):
+      state.apply_action(rng.choice(state.chance_outcomes())[0])
+    assert labels_of(state, state.chance_outcomes()) == FORMER_MRX_CARDS
+    assert [p for _, p in state.chance_outcomes()] == pytest.approx(
+        [1 / 13] * 13)
 
 
 def test_drawn_detectives_never_share_a_station():
@@ -1214,11 +1259,11 @@ def test_detectives_starts_are_public_and_mrx_start_hidden():
   """Both players see the detectives' drawn starts (strings and tensors,
   also after the detectives have moved on); only Mr. X sees his own."""
   game = load("python_scotland_yard(map=london)")
-  a = deal(game, [13, 26, 29, 34, 50], 35)
-  b = deal(game, [13, 26, 29, 34, 50], 45)  # Mr. X elsewhere
-  c = deal(game, [13, 26, 29, 34, 53], 35)  # D5 elsewhere
+  a = deal(game, [13, 26, 29, 34, 50], 91)
+  b = deal(game, [13, 26, 29, 34, 50], 94)  # Mr. X elsewhere
+  c = deal(game, [13, 26, 29, 34, 53], 91)  # D5 elsewhere
   assert a.information_state_string(1) == "D1@13 D2@26 D3@29 D4@34 D5@50 X@?"
-  assert a.information_state_string(0) == "D1@13 D2@26 D3@29 D4@34 D5@50 X@35"
+  assert a.information_state_string(0) == "D1@13 D2@26 D3@29 D4@34 D5@50 X@91"
   for player in (0, 1):
     assert "D5@50" in a.observation_string(player)
     assert "D5@53" in c.observation_string(player)
@@ -1245,8 +1290,8 @@ def test_detectives_starts_are_public_and_mrx_start_hidden():
       "D3@? (t10 b8 u4)")
   # The recall tensor keeps the starts once the detectives have left them.
   rules = game.rules
-  d1 = deal(game, [13, 26, 29, 34, 50], 35)
-  play(d1, "taxi to 48", "bus to 14")
+  d1 = deal(game, [13, 26, 29, 34, 50], 91)
+  play(d1, "taxi to 72", "bus to 14")
   assert rules.label(d1.detectives[0]) == 14
   observer = make_observation(game, pyspiel.IIGObservationType(
       perfect_recall=True))
@@ -1257,14 +1302,17 @@ def test_detectives_starts_are_public_and_mrx_start_hidden():
 
 
 @pytest.mark.parametrize("fixed", [
-    LONDON_FIXED, "python_scotland_yard(map=london,detective_start_cards=none)"])
+    LONDON_FIXED,
+    f"python_scotland_yard(map=london,detective_start_cards=none,{FORMER_MRX})"])
 def test_fixed_starts_keep_londons_former_game(fixed):
-  """detective_starts=13/26/29/34/50 (or detective_start_cards=none) is
-  London as it was before the draws: the detectives on 13, 26, 29, 34 and
-  50, Mr. X's hidden draw the only chance node, the same strings and tensor
-  sizes; and it plays as the drawn game does once the draws deal those
-  stations (checked against the game before this change, move by move, when
-  it was made)."""
+  """detective_starts=13/26/29/34/50 (or detective_start_cards=none) with
+  Mr. X's own 13 cards (mrx_start=35/...) is London as it was before the
+  draws: the detectives on 13, 26, 29, 34 and 50, Mr. X's hidden draw the
+  only chance node, the same strings and tensor sizes; and it plays as the
+  drawn game with those 13 does once the draws deal those stations (checked
+  against the game before the draws, move by move, when they were made).
+  Without an mrx_start off their stations the fixed starts are refused:
+  the default Mr. X cards include them."""
   game = load(fixed)
   rules = game.rules
   assert not rules.drawn and rules.detective_start_cards == ()
@@ -1273,11 +1321,16 @@ def test_fixed_starts_keep_londons_former_game(fixed):
   assert game.max_chance_nodes_in_history() == 1
   assert game.information_state_tensor_shape() == [35359]
   state = game.new_initial_state()
-  assert labels_of(state, state.chance_outcomes()) == LONDON_MRX_CARDS
+  assert labels_of(state, state.chance_outcomes()) == FORMER_MRX_CARDS
   play(state, "Mr. X starts at 35")
   assert state.information_state_string(1) == "D@13/26/29/34/50 X@?"
   assert state.information_state_string(0) == "D@13/26/29/34/50 X@35"
-  drawn_game = load("python_scotland_yard(map=london)")
+  for refused in (fixed.replace("," + FORMER_MRX, ""),
+                  fixed.replace("python_", "").replace("," + FORMER_MRX, "")):
+    with pytest.raises(ValueError, match=r"Mr\. X may start on station 13, "
+                       "where a detective starts"):
+      load(refused)
+  drawn_game = load(f"python_scotland_yard(map=london,{FORMER_MRX})")
   for seed in range(5):
     rng = random.Random(seed)
     a = game.new_initial_state()
@@ -1342,7 +1395,8 @@ def test_detective_start_cards_in_a_map_file(tmp_path):
 # The digest of three random London games (seeds 0-2: every string, tensor,
 # chance outcome, legal action and action string, and the returns) played on
 # the game as it was before the detectives drew their starts (commit
-# a1aab2c), recorded when the draws were added.
+# a1aab2c), recorded when the draws were added; the fixed starts with Mr.
+# X's own 13 cards (FORMER_MRX) replay them.
 FORMER_LONDON_DIGEST = (
     "58c89e634c0b8982c44ffffeed2258f188a9b754b9bfb0b14f6733bef8732f99")
 
@@ -1379,7 +1433,8 @@ def london_digest(game, seeds=(0, 1, 2)):
 
 
 @pytest.mark.parametrize("game_string", [
-    LONDON_FIXED, "scotland_yard(map=london,detective_starts=13/26/29/34/50)",
-    "python_scotland_yard(map=london,detective_start_cards=none)"])
+    LONDON_FIXED,
+    f"scotland_yard(map=london,detective_starts=13/26/29/34/50,{FORMER_MRX})",
+    f"python_scotland_yard(map=london,detective_start_cards=none,{FORMER_MRX})"])
 def test_fixed_starts_replay_the_former_london_games(game_string):
   assert london_digest(load(game_string)) == FORMER_LONDON_DIGEST

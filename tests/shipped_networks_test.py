@@ -75,10 +75,15 @@ FOG_TOLERANCE = 0.15
 # environment: 0.370 (the detectives ahead, though in play they lose most
 # games: docs/training.md), where an untrained network of the same shape
 # gives 0.04 and the 45-minute network before it 0.22. The network was
-# trained when London's detectives started fixed on 13/26/29/34/50; London
-# now draws their starts (public chance nodes), so the value is measured
-# with the draws dealing them those fixed starts (LONDON_FIXED_DRAWS).
+# trained when London's detectives started fixed on 13/26/29/34/50 and Mr. X
+# drew from his own 13 cards (35, 45, ...); London's default now deals the
+# 18 shared start cards to the detectives and then Mr. X (public chance
+# nodes, then his hidden one), so the value is measured on London with Mr.
+# X's former cards (LONDON_FORMER_MRX), the draws dealing the detectives
+# those fixed starts (LONDON_FIXED_DRAWS).
 LONDON = "scotland_yard(map=london)"
+LONDON_FORMER_MRX = ("scotland_yard(map=london,mrx_start=35/45/51/71/78/104/"
+                     "106/127/132/146/166/170/172)")
 LONDON_FIXED_DRAWS = (13, 26, 29, 34, 50)
 LONDON_VALUE = (0.370, 0.05)  # (measured, tolerance)
 
@@ -239,16 +244,18 @@ def test_a_fog_of_war_network_values_the_game_near_its_nash_value(name):
   assert bot.anchored.network is not None
 
 
-def _london_detectives_value(game, net) -> float:
+def _london_detectives_value(net) -> float:
   from open_spiel_sog.algorithms.sog.anchored import AnchoredConfig  # pylint: disable=g-import-not-at-top
   from open_spiel_sog.algorithms.sog.anchored import AnchoredSearch  # pylint: disable=g-import-not-at-top
   from open_spiel_sog.algorithms.sog.anchored import leaf_network  # pylint: disable=g-import-not-at-top
+  game = pyspiel.load_game(LONDON_FORMER_MRX)
   values = []
   labels = list(scotland_yard.native.rules(game).labels)
   for seed in (0, 1):
     state = game.new_initial_state()
     for station in LONDON_FIXED_DRAWS:
       state.apply_action(labels.index(station))
+    assert [labels[a] for a, _ in state.chance_outcomes()][:2] == [35, 45]
     state.apply_action(state.chance_outcomes()[seed][0])
     state.apply_action(state.legal_actions()[0])
     search = AnchoredSearch(game, 1, AnchoredConfig(simulations=100,
@@ -272,10 +279,10 @@ def test_londons_network_is_the_trained_one():
   assert os.path.getsize(path) < 10 * 2**20
   net = cvpn.load_checkpoint(path, game)
   value, tolerance = LONDON_VALUE
-  assert abs(_london_detectives_value(game, net) - value) < tolerance
+  assert abs(_london_detectives_value(net) - value) < tolerance
   untrained = cvpn.TokenCVPN(net.encoder, net.config)
   untrained.init(0)
-  assert abs(_london_detectives_value(game, untrained) - value) > tolerance
+  assert abs(_london_detectives_value(untrained) - value) > tolerance
   for value_function in ("auto", "cvpn"):
     bot = pyspiel.load_bot("sog", game, 1, {
         "value_function": value_function, "simulations": 10, "seed": 0})

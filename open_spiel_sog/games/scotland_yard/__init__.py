@@ -30,12 +30,14 @@ Maps are JSON files (`open_spiel_sog/games/maps/*.json`, or any path): stations
 defaults (start stations, tickets, round limit, reveal rounds). Every set-up
 value can be overridden by a game parameter; ``-1`` or ``""`` means "the
 map's". Where the detectives draw their starts (`detective_start_cards`:
-London's 18 start cards), one public chance node per detective deals each a
-card of those left, uniformly, before anything else. When `mrx_start` lists
-more than one station, a chance node then picks one of them that no detective
-holds, uniformly, and only Mr. X sees it. `detective_starts` given as a
-parameter (or ``detective_start_cards=none``) keeps the detectives on fixed
-stations (docs/scotland_yard.md, "The setup").
+London's 18 start cards, which are also its `mrx_start`), one public chance
+node per detective deals each a card of those left, uniformly, before
+anything else. When `mrx_start` lists more than one station, a chance node
+then picks one of them that no detective holds, uniformly, and only Mr. X
+sees it (on London: one of the 13 cards the detectives left).
+`detective_starts` given as a parameter (or ``detective_start_cards=none``)
+keeps the detectives on fixed stations, which `mrx_start` must then leave
+out (docs/scotland_yard.md, "London's setup").
 
 Actions: ``ticket * num_stations + destination`` with tickets 0 taxi,
 1 bus, 2 underground, 3 black and destinations the station's index in the

@@ -219,3 +219,76 @@ def test_seeded_counted_search_repeats(backend):
   first = actions(7)
   assert first == actions(7)
   assert first != actions(8)
+
+
+# --- The C++ twin -----------------------------------------------------------
+
+
+def _engines(map_name):
+  game = pyspiel.load_game(f"scotland_yard(map={map_name})")
+  return sym.engine(game, "python"), sym.engine(game, "cpp")
+
+
+@needs_cpp
+@pytest.mark.parametrize("map_name", maps.shipped_maps())
+def test_cpp_agrees_on_distances_sets_and_filtered_moves(map_name):
+  python, cpp = _engines(map_name)
+  assert cpp.distances() == python.distances()
+  checked = 0
+  for state in _random_games(f"python_scotland_yard(map={map_name})",
+                             4 if map_name == "london" else 20, seed=5):
+    history = list(state.history())
+    assert cpp.possible_locations(history) == python.possible_locations(
+        history)
+    for black_filter in (True, False):
+      assert cpp.legal_actions(history, black_filter) == (
+          python.legal_actions(history, black_filter))
+    assert python.legal_actions(history, False) == state.legal_actions()
+    checked += 1
+  assert checked > 40
+
+
+@needs_cpp
+def test_cpp_agrees_on_playout_moves():
+  python, cpp = _engines("london")
+  game = pyspiel.load_game("python_scotland_yard(map=london)")
+  config = sym.Config(sym._parse({"epsilon": 0.3})).as_dict()  # pylint: disable=protected-access
+  checked = 0
+  for state in _random_games("python_scotland_yard(map=london)", 3, seed=6):
+    history = list(state.history())
+    for rng_state in (1, 2**63 + 5, 12345):
+      locations = python.possible_locations(history)
+      mrx = locations[rng_state % len(locations)] if (
+          state.current_player() == 1) else state.mrx
+      got = cpp.playout_action(history, mrx, config, rng_state)
+      assert tuple(got) == python.playout_action(history, mrx, config,
+                                                 rng_state)
+      checked += 1
+  assert checked > 100
+  del game
+
+
+@needs_cpp
+@pytest.mark.parametrize("params", [
+    {},
+    {"location_categorization": False, "black_ticket_filter": False,
+     "progressive_history": 0.0, "coalition_reduction": 0.0},
+    {"epsilon": 1.0, "coalition_reduction": 0.4},
+])
+def test_cpp_search_is_the_python_search(params):
+  """Whole searches: the same seed and playout count give the same root
+  visit counts, move and generator state in both languages."""
+  python, cpp = _engines("london")
+  config = sym.Config(sym._parse(dict(params, playouts=150))).as_dict()  # pylint: disable=protected-access
+  checked = 0
+  for state in _random_games("python_scotland_yard(map=london)", 2, seed=7):
+    if len(state.history()) % 9:
+      continue
+    history = list(state.history())
+    player = state.current_player()
+    a = python.search(history, player, config, 99)
+    b = cpp.search(history, player, config, 99)
+    for key in ("action", "visits", "playouts", "rng_state"):
+      assert a[key] == b[key], key
+    checked += 1
+  assert checked >= 3

@@ -108,10 +108,13 @@ EPSILON_MRX = 0.1
 EPSILON_DETECTIVES = 0.2
 
 # Location categorization's general table: w_c for the minimum distance c =
-# 1, 2, 3, 4, 5+ from a possible location to the nearest detective.
-# Measured by benchmarks/scotland_yard_lc_table.py in this bot's self-play
-# on London (the thesis measures its own table the same way, Table 7.1).
-LC_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0)
+# 1, 2, 3, 4, 5+ from a possible location to the nearest detective, the
+# share of possible locations of category c that held Mr. X. Measured by
+# benchmarks/scotland_yard_lc_table.py in 100 games of this bot's self-play
+# on London at 1,000 playouts with location categorization off
+# (results/scotland_yard_lc_table_2026-12-06.json), as the thesis measures
+# its own (section 7.2.3, Table 7.1), whose values we do not have.
+LC_WEIGHTS = (0.04278, 0.08536, 0.05623, 0.04704, 0.03150)
 NUM_CATEGORIES = 5
 
 # Outcomes (rules.py).

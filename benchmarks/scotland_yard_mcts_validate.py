@@ -7,7 +7,9 @@ reporting the detectives' win rate with its 95% Wilson interval.
     python benchmarks/scotland_yard_mcts_validate.py --games=250 \
         --rows=1000:0.4:0.556,2500:0.2:0.645
 
-Each row is playouts:r:published. Both seats run the same bot (every
+Each row is playouts:r:published, optionally followed by :key=value;...
+of further bot parameters (an ablation: 1000:0.4:0.556:location_categorization=false).
+The results file is rewritten after each row. Both seats run the same bot (every
 enhancement on, r on both seats though only the detectives read it); game g
 deals its starts from seed + g and seeds the bots from it. Runs the C++
 search (the shim must load). Writes
@@ -37,7 +39,8 @@ from open_spiel_sog.games.scotland_yard import native
 _GAMES = flags.DEFINE_integer("games", 250, "Games per row.")
 _ROWS = flags.DEFINE_string(
     "rows", "1000:0.4:0.556,2500:0.2:0.645",
-    "Comma-separated playouts:r:published detectives' win rate.")
+    "Comma-separated playouts:r:published detectives' win rate[:extra bot "
+    "parameters as key=value;key=value].")
 _PUBLISHED_GAMES = flags.DEFINE_integer(
     "published_games", 1000, "Games behind each published figure (thesis "
     "7.4.1: 1,000 a data point).")
@@ -85,13 +88,35 @@ def main(_):
   if sym.engine(game).__class__.__name__ != "ScotlandYardMCTS":
     raise SystemExit("the C++ search is not in use (the shim does not load); "
                      "the Python search is too slow for this run")
-  rows = []
+  date = datetime.date.today().isoformat()
+  out = _OUT.value or os.path.join(
+      os.path.dirname(__file__), "results",
+      f"scotland_yard_mcts_validation_{date}.json")
+  result = {
+      "what": "scotland_yard_mcts on both sides against thesis Table 7.10 "
+              "(detectives' win rate)",
+      "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
+      "commit": subprocess.run(["git", "rev-parse", "HEAD"],
+                               capture_output=True, text=True).stdout.strip(),
+      "date": date,
+      "machine": platform.platform(),
+      "cpu": platform.processor() or platform.machine(),
+      "game": _GAME.value,
+      "defaults": dict(sym.DEFAULTS),
+      "lc_weights": list(sym.LC_WEIGHTS),
+      "rows": [],
+  }
+  rows = result["rows"]
   for spec in _ROWS.value.split(","):
-    playouts, r, published = spec.split(":")
+    playouts, r, published, *extra = spec.split(":")
     params = {"playouts": int(playouts), "coalition_reduction": float(r)}
-    start = time.monotonic()
+    for item in (extra[0].split(";") if extra else []):
+      key, value = item.split("=")
+      params[key] = value
+    start, cpu_start = time.monotonic(), time.process_time()
     games = [play(game, params, _SEED.value + g) for g in range(_GAMES.value)]
     seconds = time.monotonic() - start
+    cpu_seconds = time.process_time() - cpu_start
     wins = sum(g["detectives_win"] for g in games)
     low, high = wilson(wins, len(games))
     published = float(published)
@@ -111,33 +136,17 @@ def main(_):
         "outcomes": dict(collections.Counter(g["outcome"] for g in games)),
         "mean_rounds": sum(g["rounds"] for g in games) / len(games),
         "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu_seconds, 1),
         "per_game": games,
     }
     rows.append(row)
     print(f"{playouts} playouts, r={r}: detectives win {wins}/{len(games)} = "
           f"{wins / len(games):.1%} [{low:.1%}, {high:.1%}]; published "
           f"{published:.1%} [{published - pub_half:.1%}, "
-          f"{published + pub_half:.1%}]; {seconds:.0f} s", flush=True)
-  date = datetime.date.today().isoformat()
-  result = {
-      "what": "scotland_yard_mcts on both sides against thesis Table 7.10 "
-              "(detectives' win rate)",
-      "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
-      "commit": subprocess.run(["git", "rev-parse", "HEAD"],
-                               capture_output=True, text=True).stdout.strip(),
-      "date": date,
-      "machine": platform.platform(),
-      "cpu": platform.processor() or platform.machine(),
-      "game": _GAME.value,
-      "defaults": {k: v for k, v in sym.DEFAULTS.items()},
-      "lc_weights": list(sym.LC_WEIGHTS),
-      "rows": rows,
-  }
-  out = _OUT.value or os.path.join(
-      os.path.dirname(__file__), "results",
-      f"scotland_yard_mcts_validation_{date}.json")
-  with open(out, "w", encoding="utf-8") as f:
-    json.dump(result, f, indent=1)
+          f"{published + pub_half:.1%}]; {seconds:.0f} s, {cpu_seconds:.0f} s of CPU ({params})",
+          flush=True)
+    with open(out, "w", encoding="utf-8") as f:
+      json.dump(result, f, indent=1)
   print("wrote", out)
 
 

@@ -11,7 +11,10 @@ exactly; and the C++ search gives the Python search's answers (distances,
 sets, filtered moves, playout moves, whole searches' visit counts).
 """
 
+import os
 import random
+import subprocess
+import sys
 
 import pyspiel
 import pytest
@@ -292,3 +295,31 @@ def test_cpp_search_is_the_python_search(params):
       assert a[key] == b[key], key
     checked += 1
   assert checked >= 3
+
+
+def test_time_limited_search_plays():
+  game = pyspiel.load_game("scotland_yard(map=london)")
+  bot = pyspiel.load_bot(sym.NAME, game, 0, {"time_limit": 0.05})
+  state = game.new_initial_state()
+  while state.is_chance_node():
+    state.apply_action(state.legal_actions()[0])
+  action = bot.step(state)
+  assert action in state.legal_actions()
+  assert bot.last_search["playouts"] >= 1
+  assert bot.last_search["seconds"] < 1.0
+
+
+def test_falls_back_to_python_without_the_shim():
+  script = (
+      "import pyspiel, open_spiel_sog\n"
+      "from open_spiel_sog.bots import scotland_yard_mcts as sym\n"
+      "g = pyspiel.load_game('scotland_yard(map=glasses)')\n"
+      "b = pyspiel.load_bot('scotland_yard_mcts', g, 0, {'playouts': 20})\n"
+      "s = g.new_initial_state()\n"
+      "assert b.step(s) in s.legal_actions()\n"
+      "print(type(sym.engine(g)).__name__)\n")
+  env = dict(os.environ, OPEN_SPIEL_SOG_DISABLE_SHIM="1")
+  proc = subprocess.run([sys.executable, "-W", "ignore", "-c", script],
+                        env=env, capture_output=True, text=True, timeout=120)
+  assert proc.returncode == 0, proc.stderr
+  assert proc.stdout.strip() == "PythonEngine"

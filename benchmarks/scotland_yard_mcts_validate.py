@@ -21,6 +21,7 @@ import collections
 import datetime
 import json
 import math
+import multiprocessing
 import os
 import platform
 import random
@@ -45,6 +46,8 @@ _PUBLISHED_GAMES = flags.DEFINE_integer(
     "published_games", 1000, "Games behind each published figure (thesis "
     "7.4.1: 1,000 a data point).")
 _SEED = flags.DEFINE_integer("seed", 0, "First game's seed.")
+_WORKERS = flags.DEFINE_integer("workers", 1, "Processes playing games "
+                                "(each game is one process's).")
 _GAME = flags.DEFINE_string("game", "scotland_yard(map=london)", "The game.")
 _OUT = flags.DEFINE_string("out", "", "Results file (default: benchmarks/"
                            "results/scotland_yard_mcts_validation_<date>"
@@ -65,7 +68,20 @@ OUTCOMES = {1: "caught", 2: "Mr. X cannot move", 3: "Mr. X survived",
             4: "no detective can move"}
 
 
+_game = None
+
+
+def _play_job(job: tuple[str, dict, int]) -> dict:
+  """One game in a worker (the game loaded once per process)."""
+  global _game
+  game_string, params, seed = job
+  if _game is None or str(_game) != game_string:
+    _game = pyspiel.load_game(game_string)
+  return play(_game, params, seed)
+
+
 def play(game: pyspiel.Game, params: dict, seed: int) -> dict:
+  cpu_start = time.process_time()
   bots = [pyspiel.load_bot(sym.NAME, game, p, dict(params, seed=2 * seed + p))
           for p in range(2)]
   rng = random.Random(seed)
@@ -80,7 +96,8 @@ def play(game: pyspiel.Game, params: dict, seed: int) -> dict:
   view = native.state_view(state)
   return {"seed": seed, "detectives_win": state.returns()[1] > 0,
           "outcome": OUTCOMES[view.outcome], "rounds": len(view.log),
-          "decisions": decisions}
+          "decisions": decisions,
+          "cpu_seconds": round(time.process_time() - cpu_start, 3)}
 
 
 def main(_):
@@ -102,6 +119,7 @@ def main(_):
       "machine": platform.platform(),
       "cpu": platform.processor() or platform.machine(),
       "game": _GAME.value,
+      "workers": _WORKERS.value,
       "defaults": dict(sym.DEFAULTS),
       "lc_weights": list(sym.LC_WEIGHTS),
       "rows": [],
@@ -113,10 +131,15 @@ def main(_):
     for item in (extra[0].split(";") if extra else []):
       key, value = item.split("=")
       params[key] = value
-    start, cpu_start = time.monotonic(), time.process_time()
-    games = [play(game, params, _SEED.value + g) for g in range(_GAMES.value)]
+    start = time.monotonic()
+    jobs = [(str(game), params, _SEED.value + g) for g in range(_GAMES.value)]
+    if _WORKERS.value > 1:
+      with multiprocessing.get_context("spawn").Pool(_WORKERS.value) as pool:
+        games = pool.map(_play_job, jobs, chunksize=1)
+    else:
+      games = [_play_job(job) for job in jobs]
     seconds = time.monotonic() - start
-    cpu_seconds = time.process_time() - cpu_start
+    cpu_seconds = sum(g["cpu_seconds"] for g in games)
     wins = sum(g["detectives_win"] for g in games)
     low, high = wilson(wins, len(games))
     published = float(published)

@@ -183,6 +183,7 @@ def test_registered_and_refuses_other_games():
     ({"uct_c": -1.0}, "uct_c must be finite and >= 0"),
     ({"time_limit": -1.0}, "time_limit must be finite and >= 0"),
     ({"backend": "gpu"}, "unknown backend 'gpu'"),
+    ({"mrx_search_detectives": "x"}, "mrx_search_detectives must be"),
     ({"location_categorisation": True}, "unknown parameter(s)"),
     ({"black_ticket_filter": "maybe"}, "must be of type bool"),
     ({"seed": -1}, "seed must be in"),
@@ -263,10 +264,11 @@ def test_cpp_agrees_on_playout_moves():
       locations = python.possible_locations(history)
       mrx = locations[rng_state % len(locations)] if (
           state.current_player() == 1) else state.mrx
-      got = cpp.playout_action(history, mrx, config, rng_state)
-      assert tuple(got) == python.playout_action(history, mrx, config,
-                                                 rng_state)
-      checked += 1
+      for searcher in (0, 1):  # MTD detectives in Mr. X's search, else CAL
+        got = cpp.playout_action(history, mrx, searcher, config, rng_state)
+        assert tuple(got) == python.playout_action(history, mrx, searcher,
+                                                   config, rng_state)
+        checked += 1
   assert checked > 100
   del game
 
@@ -277,6 +279,7 @@ def test_cpp_agrees_on_playout_moves():
     {"location_categorization": False, "black_ticket_filter": False,
      "progressive_history": 0.0, "coalition_reduction": 0.0},
     {"epsilon": 1.0, "coalition_reduction": 0.4},
+    {"mrx_search_detectives": "cal", "epsilon": 0.0},
 ])
 def test_cpp_search_is_the_python_search(params):
   """Whole searches: the same seed and playout count give the same root

@@ -406,6 +406,7 @@ struct Config {
   bool lc = true;
   std::vector<double> lc_weights;
   bool black_filter = true;
+  bool mtd = true;  // Mr. X's search: detectives play MTD, not CAL
 
   static Config FromDict(const py::dict& d) {
     Config c;
@@ -419,6 +420,7 @@ struct Config {
     c.lc = py::cast<bool>(d["location_categorization"]);
     c.lc_weights = py::cast<std::vector<double>>(d["lc_weights"]);
     c.black_filter = py::cast<bool>(d["black_ticket_filter"]);
+    c.mtd = py::cast<bool>(d["mrx_search_mtd"]);
     if (c.lc_weights.size() != kNumCategories) {
       throw std::invalid_argument("scotland_yard_mcts: lc_weights needs 5");
     }
@@ -427,8 +429,9 @@ struct Config {
 };
 
 // bots/scotland_yard_mcts.py's `_playout_action`.
-inline int PlayoutAction(const Sim& s, const Config& config, uint64_t& rng,
-                         std::vector<int>* actions, std::vector<int>* ties) {
+inline int PlayoutAction(const Sim& s, const Config& config, bool mtd,
+                         uint64_t& rng, std::vector<int>* actions,
+                         std::vector<int>* ties) {
   const Board& b = *s.board;
   const int n = b.n;
   s.LegalActions(config.black_filter, actions);
@@ -458,10 +461,22 @@ inline int PlayoutAction(const Sim& s, const Config& config, uint64_t& rng,
   if (rollouts::Uniform(rng) < config.eps_det) {
     return (*actions)[rollouts::SplitMix64(rng) % actions->size()];
   }
-  int best = n + 1;
+  // CAL: the distance to Mr. X; MTD: the total distance to his possible
+  // locations (CAL where the set is empty).
+  bool any_possible = false;
+  if (mtd) {
+    for (uint64_t w : s.possible.w) any_possible = any_possible || w != 0;
+  }
+  int best = -1;
   for (int a : *actions) {
-    const int d = b.Dist(s.mrx, a % n);
-    if (d < best) {
+    const int dest = a % n;
+    int d = 0;
+    if (any_possible) {
+      s.possible.ForEach([&](int p) { d += b.Dist(dest, p); });
+    } else {
+      d = b.Dist(dest, s.mrx);
+    }
+    if (best < 0 || d < best) {
       best = d;
       ties->clear();
       ties->push_back(a);
@@ -534,6 +549,7 @@ inline SearchResult Search(const Board& board,
     result.seconds = elapsed();
     return result;
   }
+  const bool mtd = player == 0 && config.mtd;
   std::vector<int> locations;
   std::vector<double> weights;
   if (player == 1) {
@@ -638,7 +654,7 @@ inline SearchResult Search(const Board& board,
     // Playout.
     while (s.outcome == kOngoing) {
       const int mover = s.turn;
-      const int a = PlayoutAction(s, config, rng, &actions, &ties);
+      const int a = PlayoutAction(s, config, mtd, rng, &actions, &ties);
       s.Apply(a);
       played.emplace_back(mover, a);
     }
@@ -699,12 +715,14 @@ class Engine {
   }
 
   std::pair<int, uint64_t> PlayoutActionAt(const std::vector<int64_t>& history,
-                                           int mrx, const py::dict& config,
+                                           int mrx, int searcher,
+                                           const py::dict& config,
                                            uint64_t rng) const {
     Sim s = Sim::FromHistory(board_.get(), history);
     s.mrx = mrx;
     std::vector<int> actions, ties;
-    const int a = PlayoutAction(s, Config::FromDict(config), rng, &actions,
+    const Config c = Config::FromDict(config);
+    const int a = PlayoutAction(s, c, searcher == 0 && c.mtd, rng, &actions,
                                 &ties);
     return {a, rng};
   }
@@ -748,7 +766,8 @@ inline void Define(py::module_& m, SetupFrom setup_from) {
       .def("legal_actions", &Engine::LegalActions, py::arg("history"),
            py::arg("black_filter"))
       .def("playout_action", &Engine::PlayoutActionAt, py::arg("history"),
-           py::arg("mrx"), py::arg("config"), py::arg("rng_state"))
+           py::arg("mrx"), py::arg("searcher"), py::arg("config"),
+           py::arg("rng_state"))
       .def("search", &Engine::SearchFrom, py::arg("history"),
            py::arg("player"), py::arg("config"), py::arg("rng_state"));
 }

@@ -25,11 +25,14 @@ The search (thesis section 7.2):
     most visited child ("robust max child").
   * Each seeker is a player of its own in the tree: a node where detective k
     moves maximises detective k's reward (max^n over the coalition).
-  * epsilon-greedy playouts (thesis Table 7.3, the best pairing): Mr. X
-    moves to the destination farthest from his closest detective (MCD), a
-    detective to the destination closest to the determinized Mr. X (CAL);
-    with probability epsilon (0.1 for Mr. X, 0.2 for the detectives) a
-    uniformly random legal move.
+  * epsilon-greedy playouts (thesis Table 7.3, its best pairings): Mr. X
+    moves to the destination farthest from his closest detective (MCD); in
+    the detectives' search a detective moves to the destination closest to
+    the determinized Mr. X (CAL, pairing "MC"), in Mr. X's search to the
+    one with the least total distance to Mr. X's possible locations (MTD,
+    pairing "MM": the simulated detectives do not know where he is); with
+    probability epsilon (0.1 for Mr. X, 0.2 for the detectives) a uniformly
+    random legal move.
   * Coalition reduction (thesis 7.3.3; CIG'11 IV-C): a detective scores 1
     when he catches Mr. X, 1 - r when another detective does, 0 when Mr. X
     wins; Mr. X scores 1 when he wins, else 0.
@@ -65,6 +68,9 @@ Parameters (all optional):
   location_categorization (True): draw determinizations by `LC_WEIGHTS`
     (False: uniformly over the possible locations, CIG'11 Algorithm 1).
   black_ticket_filter (True): Mr. X's move filtering.
+  mrx_search_detectives ("mtd"): the detectives' playout policy in Mr. X's
+    search: "mtd" (thesis Table 7.3's "MM" hider) or "cal" (they chase
+    where he really is).
   backend ("auto"): "cpp", "python" or "auto" (C++ where the shim loads).
 """
 
@@ -98,6 +104,7 @@ DEFAULTS: dict[str, Any] = {
     "epsilon": -1.0,
     "location_categorization": True,
     "black_ticket_filter": True,
+    "mrx_search_detectives": "mtd",
     "backend": "auto",
 }
 
@@ -441,6 +448,7 @@ class Config:
     self.lc = bool(values["location_categorization"])
     self.lc_weights = tuple(LC_WEIGHTS)
     self.black_filter = bool(values["black_ticket_filter"])
+    self.mtd = values["mrx_search_detectives"] == "mtd"
 
   @classmethod
   def from_dict(cls, d: Mapping[str, Any]) -> "Config":
@@ -456,6 +464,7 @@ class Config:
     c.lc = bool(d["location_categorization"])
     c.lc_weights = tuple(float(w) for w in d["lc_weights"])
     c.black_filter = bool(d["black_ticket_filter"])
+    c.mtd = bool(d["mrx_search_mtd"])
     return c
 
   def as_dict(self) -> dict[str, Any]:
@@ -464,7 +473,8 @@ class Config:
             "coalition_reduction": self.cr, "eps_mrx": self.eps_mrx,
             "eps_det": self.eps_det, "location_categorization": self.lc,
             "lc_weights": list(self.lc_weights),
-            "black_ticket_filter": self.black_filter}
+            "black_ticket_filter": self.black_filter,
+            "mrx_search_mtd": self.mtd}
 
 
 class _Node:
@@ -496,15 +506,16 @@ class PythonEngine:
                     black_filter: bool) -> list[int]:
     return self.state(history).legal_actions(black_filter)
 
-  def playout_action(self, history: Sequence[int], mrx: int,
+  def playout_action(self, history: Sequence[int], mrx: int, searcher: int,
                      config: Mapping[str, Any], rng_state: int
                      ) -> tuple[int, int]:
     """(the playout policy's action at the position after `history` with
-    Mr. X on `mrx`, the generator's next state)."""
+    Mr. X on `mrx`, in `searcher`'s search, the generator's next state)."""
     s = self.state(history)
     s.mrx = mrx
     rng = SplitMix64(rng_state)
-    action = _playout_action(s, Config.from_dict(config), rng)
+    c = Config.from_dict(config)
+    action = _playout_action(s, c, rng, searcher == 0 and c.mtd)
     return action, rng.state
 
   def search(self, history: Sequence[int], player: int,
@@ -513,11 +524,14 @@ class PythonEngine:
                    rng_state)
 
 
-def _playout_action(s: SimState, config: Config, rng: SplitMix64) -> int:
+def _playout_action(s: SimState, config: Config, rng: SplitMix64,
+                    mtd: bool) -> int:
   """The epsilon-greedy playout policy: Mr. X maximises his distance to the
-  closest detective (MCD), a detective minimises his distance to Mr. X
-  (CAL); random with probability epsilon; ties drawn uniformly. Mr. X's
-  double-move card is played only by the random branch."""
+  closest detective (MCD); a detective minimises his distance to Mr. X
+  (CAL), or with `mtd` (Mr. X's search) the sum of his distances to Mr.
+  X's possible locations (MTD); random with probability epsilon; ties drawn
+  uniformly. Mr. X's double-move card is played only by the random
+  branch."""
   b = s.board
   n = b.n
   actions = s.legal_actions(config.black_filter)
@@ -538,11 +552,16 @@ def _playout_action(s: SimState, config: Config, rng: SplitMix64) -> int:
     return ties[rng.next() % len(ties)]
   if rng.uniform() < config.eps_det:
     return actions[rng.next() % len(actions)]
-  row = dist[s.mrx]
-  best, ties = n + 1, []
+  locations = stations_of(s.possible) if mtd else []
+  if not locations:
+    locations = [s.mrx]
+  best, ties = -1, []
   for a in actions:
-    d = row[a % n]
-    if d < best:
+    row = dist[a % n]
+    d = 0
+    for p in locations:
+      d += row[p]
+    if best < 0 or d < best:
       best, ties = d, [a]
     elif d == best:
       ties.append(a)
@@ -595,6 +614,7 @@ def _search(board: Board, history: Sequence[int], player: int,
   else:
     locations = [root_state.mrx]
     weights = None
+  mtd = player == 0 and config.mtd
   root = _Node(movers)
   num_actions = board.rules.num_actions
   hist_sum = [[0.0] * num_actions for _ in range(movers)]
@@ -650,7 +670,7 @@ def _search(board: Board, history: Sequence[int], player: int,
     # Playout.
     while s.outcome == ONGOING:
       mover = s.turn
-      a = _playout_action(s, config, rng)
+      a = _playout_action(s, config, rng, mtd)
       s.apply(a)
       played.append((mover, a))
     reward = rewards(s.outcome, s.catcher, board.num_detectives, config.cr)
@@ -791,6 +811,9 @@ def _parse(params: Mapping[str, Any] | None) -> dict[str, Any]:
     raise ValueError(f"{NAME}: epsilon must be in [0, 1] or -1 (the "
                      f"thesis' {EPSILON_MRX} for Mr. X and "
                      f"{EPSILON_DETECTIVES} for the detectives), got {eps}")
+  if values["mrx_search_detectives"] not in ("mtd", "cal"):
+    raise ValueError(f"{NAME}: mrx_search_detectives must be 'mtd' or "
+                     f"'cal', got {values['mrx_search_detectives']!r}")
   if values["backend"] not in ("auto", "cpp", "python"):
     raise ValueError(f"{NAME}: unknown backend {values['backend']!r}; "
                      "supported: 'auto', 'cpp', 'python'")

@@ -35,7 +35,8 @@ def _shim_extension() -> setuptools.Extension:
                "open_spiel_sog/_native/history_tree.h",
                "open_spiel_sog/_native/history_engine.h",
                "open_spiel_sog/_native/blake2b.h",
-               "open_spiel_sog/_native/scotland_yard.h"],
+               "open_spiel_sog/_native/scotland_yard.h",
+               "open_spiel_sog/_native/scotland_yard_mcts.h"],
       include_dirs=[
           site_dir,  # "open_spiel/..." headers
           os.path.join(site_dir, "open_spiel", "abseil-cpp"),  # "absl/..."

@@ -19,7 +19,9 @@ Public API:
     (`open_spiel_sog.bots.oos`); round_robin in
     `open_spiel_sog.evaluation.tournament`; depth-limited solving, "dls"
     (`open_spiel_sog.bots.dls`; the solver is
-    `open_spiel_sog.algorithms.dls`).
+    `open_spiel_sog.algorithms.dls`); Nijssen and Winands' MCTS for
+    Scotland Yard, "scotland_yard_mcts"
+    (`open_spiel_sog.bots.scotland_yard_mcts`).
   Games (`open_spiel_sog.games`): "scotland_yard"; the collaborative
     (common-payoff) games of joint policy search "jps_comm",
     "simple_bidding" and "mini_bridge" (`open_spiel_sog.games.jps_games`);
@@ -35,6 +37,7 @@ from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import check_public_states
 from open_spiel_sog.bots import baselines as _baselines
 from open_spiel_sog.bots import dls as _dls
+from open_spiel_sog.bots import scotland_yard_mcts as _scotland_yard_mcts
 from open_spiel_sog.bots import ismcts_br as _ismcts_br
 from open_spiel_sog.bots import oos as _oos
 from open_spiel_sog.bots import sog as _sog
@@ -53,6 +56,7 @@ _ismcts_br.register()
 _baselines.register()
 _oos.register()
 _dls.register()
+_scotland_yard_mcts.register()
 
 __version__ = "0.1.0"
 

@@ -360,7 +360,8 @@ _SUBPROCESS_SCRIPT = textwrap.dedent("""
     assert pyspiel.is_bot_registered("sub_random")
     assert not pyspiel.is_bot_registered("sub_missing")
     # registered by import open_spiel_sog
-    ours = ("sog", "ismcts_br", "mcts", "ismcts", "cfr_policy", "oos", "dls")
+    ours = ("sog", "ismcts_br", "mcts", "ismcts", "cfr_policy", "oos", "dls",
+            "scotland_yard_mcts")
     assert [n for n in registry.registered_by_us() if n not in ours] == [
         "sub_other", "sub_random"]
     game = pyspiel.load_game("kuhn_poker")

@@ -67,6 +67,7 @@
 #include "history_engine.h"  // same folder
 #include "rollouts.h"  // same folder
 #include "scotland_yard.h"  // same folder
+#include "scotland_yard_mcts.h"  // same folder
 
 namespace open_spiel_sog {
 namespace {
@@ -452,6 +453,8 @@ PYBIND11_MODULE(_shim, m) {
         "The compact infostate tensor of a C++ scotland_yard state.");
   open_spiel_sog::cfr_kernels::Define(m);
   open_spiel_sog::history_engine::Define(m);
+  open_spiel_sog::scotland_yard_mcts::Define(m,
+                                             &open_spiel_sog::SetupFromPython);
   m.def("self_check", &open_spiel_sog::SelfCheck,
         "Raises ImportError if the shim cannot exchange objects with pyspiel.");
 }

@@ -8,6 +8,8 @@
   baselines   OpenSpiel's searches, "mcts" and "ismcts"; its `register()`
               also registers "cfr_policy"
   cfr_policy  CFRPolicyBot: a CFR+ average policy, "cfr_policy"
+  scotland_yard_mcts  Nijssen and Winands' MCTS for Scotland Yard,
+              "scotland_yard_mcts" (the PimBot-style baseline)
   common      what the bots share (parameter checks, a stateless base)
 """
 
@@ -17,6 +19,7 @@ from open_spiel_sog.bots import common
 from open_spiel_sog.bots import dls
 from open_spiel_sog.bots import ismcts_br
 from open_spiel_sog.bots import oos
+from open_spiel_sog.bots import scotland_yard_mcts
 from open_spiel_sog.bots import sog
 from open_spiel_sog.bots.cfr_policy import CFRPolicyBot
 from open_spiel_sog.bots.dls import DLSBot
@@ -37,6 +40,7 @@ __all__ = [
     "ismcts_br",
     "ISMCTSBRBot",
     "oos",
+    "scotland_yard_mcts",
     "OOSBot",
     "sog",
     "SoGBot",

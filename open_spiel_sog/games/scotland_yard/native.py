@@ -20,6 +20,7 @@ which take either game.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import types
 from typing import Any, Callable, Mapping
@@ -81,6 +82,12 @@ def register() -> str | None:
     shim, reason = None, ("the C++ shim was built without Scotland Yard; "
                           "rebuild it")
   if shim is None:
+    # OpenSpiel's C++ registry keeps the factory until its static map is
+    # destroyed, after Python has finalized; if the registry's reference were
+    # the last one, dropping it then would crash the exit ("PyThreadState_Get:
+    # ... GIL is released"), so one reference is leaked on purpose (as the
+    # shim does with bot factories).
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(_fallback_game))
     pyspiel.register_game(game_lib.game_type(SHORT_NAME), _fallback_game)
     return reason
   shim.register_scotland_yard(SHORT_NAME, dict(game_lib.DEFAULT_PARAMS),

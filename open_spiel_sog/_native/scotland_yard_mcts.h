@@ -428,6 +428,38 @@ struct Config {
   }
 };
 
+// The shortest distance from `location` to a detective.
+inline int MinDistToDetectives(const Board& b, int location, const Sim& s) {
+  int d = std::numeric_limits<int>::max();
+  for (int k = 0; k < b.num_detectives; ++k) {
+    d = std::min(d, b.Dist(location, s.det[k]));
+  }
+  return d;
+}
+
+// Collects in `ties` the actions whose score is best (`better(d, best)`
+// says d beats best; the first scored action always counts), skipping
+// `skip`, and draws one of them uniformly.
+template <typename Score, typename Better>
+inline int PickBest(const std::vector<int>& actions, int skip, Score score,
+                    Better better, uint64_t& rng, std::vector<int>* ties) {
+  bool first = true;
+  int best = 0;
+  for (int a : actions) {
+    if (a == skip) continue;
+    const int d = score(a);
+    if (first || better(d, best)) {
+      first = false;
+      best = d;
+      ties->clear();
+      ties->push_back(a);
+    } else if (d == best) {
+      ties->push_back(a);
+    }
+  }
+  return (*ties)[rollouts::SplitMix64(rng) % ties->size()];
+}
+
 // bots/scotland_yard_mcts.py's `_playout_action`.
 inline int PlayoutAction(const Sim& s, const Config& config, bool mtd,
                          uint64_t& rng, std::vector<int>* actions,
@@ -440,23 +472,10 @@ inline int PlayoutAction(const Sim& s, const Config& config, bool mtd,
     if (rollouts::Uniform(rng) < config.eps_mrx) {
       return (*actions)[rollouts::SplitMix64(rng) % actions->size()];
     }
-    int best = -1;
-    for (int a : *actions) {
-      if (a == b.setup->double_action) continue;
-      const int dest = a % n;
-      int d = std::numeric_limits<int>::max();
-      for (int k = 0; k < b.num_detectives; ++k) {
-        d = std::min(d, b.Dist(dest, s.det[k]));
-      }
-      if (d > best) {
-        best = d;
-        ties->clear();
-        ties->push_back(a);
-      } else if (d == best) {
-        ties->push_back(a);
-      }
-    }
-    return (*ties)[rollouts::SplitMix64(rng) % ties->size()];
+    return PickBest(
+        *actions, b.setup->double_action,
+        [&](int a) { return MinDistToDetectives(b, a % n, s); },
+        [](int d, int best) { return d > best; }, rng, ties);
   }
   if (rollouts::Uniform(rng) < config.eps_det) {
     return (*actions)[rollouts::SplitMix64(rng) % actions->size()];
@@ -467,31 +486,20 @@ inline int PlayoutAction(const Sim& s, const Config& config, bool mtd,
   if (mtd) {
     for (uint64_t w : s.possible.w) any_possible = any_possible || w != 0;
   }
-  int best = -1;
-  for (int a : *actions) {
-    const int dest = a % n;
-    int d = 0;
-    if (any_possible) {
-      s.possible.ForEach([&](int p) { d += b.Dist(dest, p); });
-    } else {
-      d = b.Dist(dest, s.mrx);
-    }
-    if (best < 0 || d < best) {
-      best = d;
-      ties->clear();
-      ties->push_back(a);
-    } else if (d == best) {
-      ties->push_back(a);
-    }
-  }
-  return (*ties)[rollouts::SplitMix64(rng) % ties->size()];
+  return PickBest(
+      *actions, /*skip=*/-1,
+      [&](int a) {
+        const int dest = a % n;
+        if (!any_possible) return b.Dist(dest, s.mrx);
+        int d = 0;
+        s.possible.ForEach([&](int p) { d += b.Dist(dest, p); });
+        return d;
+      },
+      [](int d, int best) { return d < best; }, rng, ties);
 }
 
 inline int Category(const Board& b, int location, const Sim& s) {
-  int d = std::numeric_limits<int>::max();
-  for (int k = 0; k < b.num_detectives; ++k) {
-    d = std::min(d, b.Dist(location, s.det[k]));
-  }
+  const int d = MinDistToDetectives(b, location, s);
   return std::min(std::max(d, 1), kNumCategories) - 1;
 }
 

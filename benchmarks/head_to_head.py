@@ -116,15 +116,6 @@ def play(args) -> dict:
           "opponent_seconds": theirs}
 
 
-def wilson(score: float, n: int, z: float = 1.96) -> tuple[float, float]:
-  """95% Wilson interval of a proportion (draws count half)."""
-  if n == 0:
-    return (0.0, 1.0)
-  p = score / n
-  centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-  half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-  return (max(0.0, centre - half), min(1.0, centre + half))
-
 
 def run_row(pool, params: dict, label: str) -> dict:
   jobs = [(_GAME.value, g % 2, _FIRST_SEED.value + g // 2, _TIME_LIMIT.value,
@@ -142,7 +133,8 @@ def run_row(pool, params: dict, label: str) -> dict:
   wins = sum(r > 0 for r in returns)
   draws = sum(r == 0 for r in returns)
   score = wins + draws / 2
-  low, high = wilson(score, n)
+  from open_spiel_sog.evaluation import tournament  # pylint: disable=g-import-not-at-top
+  low, high = tournament.wilson_interval(score, n)
 
   def flat(key):
     return [s for g in games for s in g[key]]

@@ -35,6 +35,7 @@ import pyspiel
 
 import open_spiel_sog  # pylint: disable=unused-import  (registers the bot)
 from open_spiel_sog.bots import scotland_yard_mcts as sym
+from open_spiel_sog.evaluation import tournament
 from open_spiel_sog.games.scotland_yard import native
 
 _GAMES = flags.DEFINE_integer("games", 250, "Games per row.")
@@ -53,15 +54,6 @@ _OUT = flags.DEFINE_string("out", "", "Results file (default: benchmarks/"
                            "results/scotland_yard_mcts_validation_<date>"
                            ".json).")
 
-
-def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
-  """95% Wilson interval of a proportion."""
-  if n == 0:
-    return (0.0, 1.0)
-  p = wins / n
-  centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-  half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-  return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 OUTCOMES = {1: "caught", 2: "Mr. X cannot move", 3: "Mr. X survived",
@@ -141,7 +133,7 @@ def main(_):
     seconds = time.monotonic() - start
     cpu_seconds = sum(g["cpu_seconds"] for g in games)
     wins = sum(g["detectives_win"] for g in games)
-    low, high = wilson(wins, len(games))
+    low, high = tournament.wilson_interval(wins, len(games))
     published = float(published)
     m = _PUBLISHED_GAMES.value
     pub_half = 1.96 * math.sqrt(published * (1 - published) / m)

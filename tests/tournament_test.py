@@ -286,3 +286,13 @@ def test_example_rejects_a_bad_bot_without_traceback():
   assert result.returncode == 2
   assert "unknown bot 'nope'" in result.stderr
   assert "Traceback" not in result.stderr
+
+
+def test_wilson_interval_matches_the_textbook_values():
+  # 94 of 100: Wilson's 95% interval is [0.8752, 0.9722]; none of 10:
+  # [0, 0.2775]; an empty sample says nothing.
+  low, high = tournament.wilson_interval(94, 100)
+  assert (round(low, 4), round(high, 4)) == (0.8752, 0.9722)
+  low, high = tournament.wilson_interval(0, 10)
+  assert low == 0.0 and round(high, 4) == 0.2775
+  assert tournament.wilson_interval(0, 0) == (0.0, 1.0)

@@ -43,6 +43,17 @@ from open_spiel_sog.utils.progress import progress_bar
 ELO_SCALE = 400.0 / math.log(10.0)
 
 
+def wilson_interval(score: float, n: int, z: float = 1.96
+                    ) -> tuple[float, float]:
+  """The 95% Wilson interval of a proportion score / n (draws count half)."""
+  if n == 0:
+    return (0.0, 1.0)
+  p = score / n
+  centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+  half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+  return (max(0.0, centre - half), min(1.0, centre + half))
+
+
 @dataclasses.dataclass(frozen=True)
 class BotSpec:
   """A bot of a tournament: its label (the spec as written), registry name

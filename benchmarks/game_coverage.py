@@ -152,8 +152,8 @@ def worker(game_string: str) -> dict:
              max_rss_mb=round(resource.getrusage(
                  resource.RUSAGE_SELF).ru_maxrss / 1024))
   if decisions:
-    row["decision_median"] = round(statistics.median(decisions), 3)
-    row["decision_max"] = round(max(decisions), 3)
+    row["decision_median"] = round(statistics.median(decisions), 6)
+    row["decision_max"] = round(max(decisions), 6)
   if took < _SHORT_GAME.value and _RANDOM_GAMES.value > 0:
     results, capped = [], 0
     for k in range(_RANDOM_GAMES.value):

@@ -22,6 +22,7 @@ from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.games import scotland_yard
 from open_spiel_sog.evaluation import value_error
 from open_spiel_sog.evaluation.exploitability import sog_exploitability
+from open_spiel_sog.public_state import PublicStateObserver
 
 # Game -> (measured value error of the shipped network, bound). Measured with
 # the pinned environment on 2026-11-23 (BeliefConfig defaults: 64 public
@@ -103,8 +104,15 @@ def test_a_network_ships_for_each_guarded_game():
 @pytest.fixture(scope="module", params=sorted(VALUE_ERROR))
 def measured(request):
   game = pyspiel.load_game(request.param)
-  queries = value_error.reference_queries(game)
-  net = cvpn.load_checkpoint(cvpn.shipped_checkpoint(game), game)
+  # One observer builds the public tree once, for the beliefs and the
+  # network's slots alike.
+  observer = PublicStateObserver(game)
+  queries = value_error.reference_queries(game, observer=observer)
+  path = cvpn.shipped_checkpoint(game)
+  meta, _ = cvpn.read_checkpoint(path)
+  encoder = cvpn.make_encoder(observer,
+                              cvpn.NetworkConfig.from_json(meta["network"]))
+  net = cvpn.load_checkpoint(path, game, encoder=encoder)
   shipped = value_error.value_error(cvpn.CVPNValueFunction(net), queries)
   untrained = cvpn.CVPN(net.encoder, net.config)
   untrained.init(0)

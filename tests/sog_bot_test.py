@@ -388,6 +388,8 @@ def test_the_python_anchored_tree_leaves_no_cyclic_garbage():
   gc.disable()
   try:
     for _ in range(6):
+      if state.is_terminal():
+        break
       player = state.current_player()
       action = bots[player].step(state)
       bots[1 - player].inform_action(state, player, action)

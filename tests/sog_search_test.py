@@ -540,21 +540,21 @@ def test_sog_exploitability_kuhn():
 
 
 def test_sog_exploitability_leduc_improves_with_search():
-  """Exact (converged) leaf values, seed 0: SoG(100, 1) is at most 0.055
-  chips exploitable (measured 0.051) and better than SoG(20, 1) (measured
-  0.19). About a minute on two cores.
+  """Exact (converged) leaf values, seed 0: SoG(50, 1) is at most 0.085
+  chips exploitable (measured 0.070) and better than SoG(10, 1) (measured
+  0.37). About 20 s on one core.
 
-  One seed is one draw: over seeds 0-9, SoG(100, 1) measured 0.039-0.052,
-  mean 0.046, with the shim's C++ CFR passes, and 0.040-0.048, mean 0.045,
-  with the numpy passes, which differ from them by rounding alone (1e-15;
-  cfr_kernels_test.py) but drive a search that amplifies it (seed 0 gave
-  0.043 with numpy)."""
+  One seed is one draw: over seeds 0-3, SoG(50, 1) measured 0.061-0.075
+  (2026-12-07), and SoG(100, 1) 0.039-0.052 over seeds 0-9 with the shim's
+  C++ CFR passes, and 0.040-0.048 with the numpy passes, which differ from
+  them by rounding alone (1e-15; cfr_kernels_test.py) but drive a search
+  that amplifies it (seed 0 gave 0.043 with numpy, 0.051 with C++)."""
   params = {"value_function": "exact"}
-  small = sog_exploitability("leduc_poker", {**params, "simulations": 20},
+  small = sog_exploitability("leduc_poker", {**params, "simulations": 10},
                              seeds=[0])
-  large = sog_exploitability("leduc_poker", {**params, "simulations": 100},
+  large = sog_exploitability("leduc_poker", {**params, "simulations": 50},
                              seeds=[0])
-  assert large["mean"] <= 0.055, large
+  assert large["mean"] <= 0.085, large
   assert large["mean"] < small["mean"], (small, large)
 
 

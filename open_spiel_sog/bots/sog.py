@@ -46,7 +46,6 @@ import contextlib
 import dataclasses
 import gc
 import math
-import sys
 import time
 from typing import Any, ClassVar, Mapping
 
@@ -71,6 +70,7 @@ from open_spiel_sog.public_state import PublicState
 from open_spiel_sog.public_state import PublicStateObserver
 from open_spiel_sog.public_state import search_game  # pylint: disable=unused-import  (sog.search_game)
 from open_spiel_sog.public_state import unsupported_infostate_source
+from open_spiel_sog.utils import notices
 
 SUBGAMES = ("auto", "public_state", "anchored")
 
@@ -537,9 +537,11 @@ class SoGBot(pyspiel.Bot):
           self.observer.infostate_source != "string" or
           unsupported_infostate_source(self._search_game, "aoh")):
         raise
-      print(f"sog: {self._search_game}'s infostate strings forget what the "
-            f"player saw ({str(e).split(':', 1)[0]}...); switching to "
-            "action-observation histories", file=sys.stderr)
+      notices.notice(
+          "infostate strings", str(self._search_game),
+          f"sog: {self._search_game}'s infostate strings forget what the "
+          f"player saw ({str(e).split(':', 1)[0]}...); switching to "
+          "action-observation histories")
       self._build("aoh")
       return self._locate_and_search(state, player, deadline)
 
@@ -601,11 +603,13 @@ class SoGBot(pyspiel.Bot):
       self._rollouts_cut = True
       cap = (f", each stopped after {vf.max_moves} actions (scored as a "
              "draw)" if vf.max_moves else "")
-      print(f"sog: {self.config.rollouts} rollouts per history do not fit "
-            f"time_limit={limit:g} in {self._search_game} "
-            f"({children} child histories at "
-            f"{1e3 * vf.seconds_per_rollout:.2f} ms per rollout); using "
-            f"{rollouts} where they do not{cap}", file=sys.stderr)
+      notices.notice(
+          "rollouts cut", f"{self._search_game} {limit:g}",
+          f"sog: {self.config.rollouts} rollouts per history do not fit "
+          f"time_limit={limit:g} in {self._search_game} "
+          f"({children} child histories at "
+          f"{1e3 * vf.seconds_per_rollout:.2f} ms per rollout); using "
+          f"{rollouts} where they do not{cap}")
     vf.num_rollouts = rollouts
 
   def _prune(self, result):
@@ -864,9 +868,11 @@ class _GarbageCollection:
     self.seconds = time.monotonic() - start
     if self.seconds > self.SHARE * self._limit:
       self.enabled = False
-      print(f"sog: a full garbage collection took {self.seconds:.2f} s, more "
-            f"than {self.SHARE:g} of time_limit={self._limit:g}; leaving "
-            "collection to Python's collector", file=sys.stderr)
+      notices.notice(
+          "collector", "",
+          f"sog: a full garbage collection took {self.seconds:.2f} s, more "
+          f"than {self.SHARE:g} of time_limit={self._limit:g}; leaving "
+          "collection to Python's collector")
 
 
 def _factory(game: pyspiel.Game, player: int, params: dict) -> pyspiel.Bot:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from typing import Any
 
 import pyspiel
@@ -16,6 +15,7 @@ from open_spiel_sog.algorithms.sog import engine as engine_lib
 from open_spiel_sog.algorithms.sog import exact_values
 from open_spiel_sog.algorithms.sog import rollout_values
 from open_spiel_sog.algorithms.sog import value_functions
+from open_spiel_sog.utils import notices
 
 
 def perfect_information(game: pyspiel.Game) -> bool:
@@ -37,11 +37,12 @@ def resolved_value_function(config: Any, game: pyspiel.Game) -> str:
     # (A network shipped for the anchored subgame's leaves serves that
     # subgame alone, `anchored_network`; public states keep rollouts.)
     return "rollout" if anchored_leaves(shipped) else "cvpn"
-  print(f"sog: no trained network ships for {game}; using the rollout value "
-        f"function (train one with: python examples/train.py "
-        f"--game='{game}' --minutes=60; then pass "
-        f"checkpoint=runs/{shipped_name(game)}/checkpoint.npz)",
-        file=sys.stderr)
+  notices.notice(
+      "no network", str(game),
+      f"sog: no trained network ships for {game}; using the rollout value "
+      f"function (train one with: python examples/train.py "
+      f"--game='{game}' --minutes=60; then pass "
+      f"checkpoint=runs/{shipped_name(game)}/checkpoint.npz)")
   return "rollout"
 
 
@@ -149,9 +150,10 @@ def bot_value_functions(config: Any, game: pyspiel.Game):
       from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
       net = policy_value.shared_network(path, game)
     else:
-      print(f"sog: the network shipped for {game} searches on the native "
-            f"engine ({reason}); using the rollout value function",
-            file=sys.stderr)
+      notices.notice(
+          "no native engine", str(game),
+          f"sog: the network shipped for {game} searches on the native "
+          f"engine ({reason}); using the rollout value function")
   value_fn = (rollout_values.RolloutValueFunction(
       game, num_rollouts=config.rollouts, seed=config.seed)
               if path is not None else make_value_function(config, game))
@@ -189,8 +191,9 @@ def anchored_network(config: Any, game: pyspiel.Game, why: str):
           f"the anchored subgame that searches {game} ({why}); it takes a "
           "token CVPN (examples/train.py's fog_of_war recipe), or pass "
           "subgame=public_state")
-    print(f"sog: the network shipped for {game} has the slot input, which "
-          "cannot value the anchored subgame; using rollouts",
-          file=sys.stderr)
+    notices.notice(
+        "slot input", str(game),
+        f"sog: the network shipped for {game} has the slot input, which "
+        "cannot value the anchored subgame; using rollouts")
     return None
   return LeafNetwork(net)

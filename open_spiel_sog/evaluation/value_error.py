@@ -64,7 +64,9 @@ def reference_queries(game: pyspiel.Game | str,
   if config.count < 1:
     raise ValueError(f"count must be >= 1, got {config.count}")
   observer = observer or PublicStateObserver(game)
-  solver = PublicTreeCFR(game)
+  # One observer for the solve and the walk: its public states are built
+  # once (liars_dice with 2 dice of 3 faces: 24,585 of them, 10 s each time).
+  solver = PublicTreeCFR(root=observer.root())
   solver.run(config.cfr_iterations)
   solution = solver.average_policy()
   # The public states a search can value: non-terminal, at or below the

@@ -6,6 +6,7 @@ parameter parsing, game loading and numpy-compatible draws.
   growing_array  `GrowingArray`, a numpy array grown by appending
   jax_logs  `quiet_missing_tpu`: JAX's no-TPU start-up line dropped
   lru       `LRUCache`, a mapping of its most recently used entries
+  notices   `notice`: a notice on stderr once per process and subject
   params    bot and algorithm parameters, checked against a dataclass's defaults
   progress  `progress_bar`: tqdm when installed, a plain line else
   threads   `start_jax_on_one_thread`: JAX's CPU pool held to one thread
@@ -16,6 +17,7 @@ from open_spiel_sog.utils import games
 from open_spiel_sog.utils import growing_array
 from open_spiel_sog.utils import jax_logs
 from open_spiel_sog.utils import lru
+from open_spiel_sog.utils import notices
 from open_spiel_sog.utils import params
 from open_spiel_sog.utils import progress
 from open_spiel_sog.utils import threads

@@ -26,6 +26,9 @@ from open_spiel_sog.public_state import HistoryKeys
 from open_spiel_sog.public_state import TERMINAL
 
 
+_DONE = object()  # a walk's marker: a history's subtree is done
+
+
 @dataclasses.dataclass
 class RootHistory:
   """A history of the root with its weights.
@@ -105,16 +108,44 @@ def weigh(keys: HistoryKeys, history: list[int], game: pyspiel.Game,
   return state, k, chance, reach
 
 
+def situation(state: pyspiel.State) -> tuple[str, ...] | None:
+  """What every player observes at `state`: the players' observation
+  strings (None where the game has none). Histories in one situation
+  differ only in how they came there (Scotland Yard: Mr. X's paths to one
+  station)."""
+  game = state.get_game()
+  if not game.get_type().provides_observation_string:
+    return None
+  return tuple(state.observation_string(p) for p in range(game.num_players()))
+
+
+def situations(root: list[RootHistory]) -> set[tuple[str, ...]] | None:
+  """The situations of `root`'s histories (None where the game has
+  none)."""
+  if not root or situation(root[0].state) is None:
+    return None
+  return {situation(r.state) for r in root}
+
+
 def consistent_histories(keys: HistoryKeys, player: int, path: KeyPath,
                          limit: int, rng: np.random.Generator,
                          policies: dict[str, dict[int, float]],
                          seen: set[tuple[int, ...]], max_visits: int,
-                         deadline: float | None) -> list[RootHistory]:
+                         deadline: float | None,
+                         spread: set[tuple[str, ...]] | None = None
+                         ) -> list[RootHistory]:
   """Up to `limit` histories not in `seen` where `player`'s keys follow
   `path` and `path.final_actor` acts at the end, each found by a
   randomised depth-first walk (branches tried in an order drawn by their
   chance and policy weights); at most `max_visits` states visited in all,
-  and none after `deadline`. Adds what it finds to `seen`."""
+  and none after `deadline`. Adds what it finds to `seen`.
+
+  With `spread` (the situations already held), walks first take only
+  histories of a new situation, one each, until a walk finds none (every
+  situation the player's keys allow is held), then any: the root holds
+  every situation where `limit` allows, however many paths lead to each
+  (Mr. X's possible stations in Scotland Yard, where a few stations have
+  most of the paths)."""
   game = keys.game
   found: list[RootHistory] = []
   visits = 0
@@ -122,14 +153,26 @@ def consistent_histories(keys: HistoryKeys, player: int, path: KeyPath,
   root = game.new_initial_state()
   root_keys = keys.root(root)
   misses = 0
+  # Subtrees a walk went through without a history to take: later walks
+  # skip them (what they may take only shrinks), so that the walks
+  # together visit each state about once.
+  dead: set[tuple[int, ...]] = set()
+  owners: dict[tuple, tuple[int, ...]] = {}  # with spread: see below
   while (len(found) < limit and visits < max_visits and misses < 3 and
          (deadline is None or time.monotonic() < deadline)):
     # One walk: (parent, parent keys, action, probability, position,
-    # chance, reaches); the root has no parent.
-    stack = [(None, None, -1, 1.0, 0, 1.0, (1.0, 1.0))]
+    # chance, reaches, history); the root has no parent. (_DONE, history)
+    # marks the end of a history's subtree.
+    stack = [(None, None, -1, 1.0, 0, 1.0, (1.0, 1.0), ())]
     hit = None
     while stack and visits < max_visits:
-      parent, parent_keys, a, prob, pos, chance, reach = stack.pop()
+      entry = stack.pop()
+      if entry[0] is _DONE:
+        dead.add(entry[1])
+        continue
+      parent, parent_keys, a, prob, pos, chance, reach, h = entry
+      if h in dead:
+        continue
       visits += 1
       if (deadline is not None and visits % 32 == 0 and
           time.monotonic() >= deadline):
@@ -145,10 +188,20 @@ def consistent_histories(keys: HistoryKeys, player: int, path: KeyPath,
         else:
           continue
       actor = actor_of(state)
+      if spread is not None:
+        # Histories in one situation where the player's keys agree reach
+        # the same situations: one of them is walked (Scotland Yard's
+        # paths to a station, exponentially many, walked as one).
+        here = situation(state)
+        if owners.setdefault((here, k[player], pos), h) != h:
+          continue
       if pos == last and actor == path.final_actor:
-        h = tuple(state.history())
         if h in seen:
           continue
+        if spread is not None:
+          if here in spread:
+            continue
+          spread.add(here)
         seen.add(h)
         hit = RootHistory(state, k, chance, list(reach))
         break
@@ -172,6 +225,7 @@ def consistent_histories(keys: HistoryKeys, player: int, path: KeyPath,
       weights = np.maximum(np.asarray([w for _, w in outs]), 1e-300)
       # An order drawn by weight (Gumbel keys), the likeliest popped first.
       order = np.argsort(np.log(weights) + rng.gumbel(size=len(outs)))
+      stack.append((_DONE, h))
       for i in order.tolist():
         b, w = outs[i]
         if actor == CHANCE:
@@ -180,9 +234,15 @@ def consistent_histories(keys: HistoryKeys, player: int, path: KeyPath,
           r = list(reach)
           r[actor] *= w
           nxt = (chance, tuple(r))
-        stack.append((state, k, b, w, pos) + nxt)
-    if hit is None:
-      misses += 1
-    else:
+        stack.append((state, k, b, w, pos) + nxt + (h + (b,),))
+    if hit is not None:
       found.append(hit)
+    elif spread is not None and visits < max_visits:
+      # Every situation the keys allow is held: any history now, through
+      # the subtrees skipped for want of a new situation.
+      spread = None
+      dead.clear()
+      owners.clear()
+    else:
+      misses += 1
   return found

@@ -249,7 +249,8 @@ class AnchoredSearch:
     if len(root) < cfg.root_histories:
       root += order2.consistent_histories(
           self.keys, me, path, cfg.root_histories - len(root), self.rng,
-          self.policies, seen, visits, deadline)
+          self.policies, seen, visits, deadline,
+          spread=order2.situations(root))
     # The order-2 set: each opponent infostate of I filled.
     groups: dict[str, list[int]] = {}
     for i, h in enumerate(root):

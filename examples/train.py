@@ -53,6 +53,7 @@ from absl import app
 from absl import flags
 
 from open_spiel_sog.algorithms.networks import NetworkConfig
+from open_spiel_sog.algorithms.networks import TORSOS
 from open_spiel_sog.algorithms.networks.policy_value import POLICY_VALUE_FORMAT
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import BACKENDS
@@ -210,6 +211,17 @@ _TOKEN_WIDTH = flags.DEFINE_integer(
 _CONV_CHANNELS = flags.DEFINE_list(
     "conv_channels", None, "The token CVPN's 3x3 convolution channels for "
     "board-shaped tensors (empty: an MLP reads them).")
+_NETWORK = flags.DEFINE_enum(
+    "network", None, list(TORSOS), "The policy-value network's torso: mlp "
+    "(an MLP per head), conv (residual 3x3 convolutions shared by the "
+    "heads) or auto (default: conv where the observation tensor is "
+    "[C, H, W], printed at start).")
+_RES_CHANNELS = flags.DEFINE_integer(
+    "res_channels", None, "Channels of the conv torso's convolutions "
+    "(default 32).")
+_RES_BLOCKS = flags.DEFINE_integer(
+    "res_blocks", None, "Residual blocks of the conv torso after its stem "
+    "(default 3).")
 
 # --- public_states -----------------------------------------------------------
 _SOLVER_C = flags.DEFINE_float(
@@ -335,15 +347,20 @@ _ENGINE = flags.DEFINE_enum("engine", _FOG.engine,
 _TARGETS = {
     "simulations": "actor_simulations",
     "expansions_per_update": "actor_expansions_per_update",
+    "network": "network.torso",
 }
 _NETWORK_FLAGS = ("hidden", "policy_hidden", "optimizer", "learning_rate",
                   "lr_decay_rate", "lr_decay_steps", "value_weight",
                   "policy_weight", "prior_temperature", "huber_delta",
-                  "weight_decay", "input", "token_width", "conv_channels")
+                  "weight_decay", "input", "token_width", "conv_channels",
+                  "network", "res_channels", "res_blocks")
 # Flags the pipeline reads for some recipes only, beyond `recipes.reads`.
 _ONLY = {"input": ["public_states"],
          "token_width": ["public_states", "fog_of_war"],
          "conv_channels": ["public_states", "fog_of_war"],
+         "network": ["perfect_information"],
+         "res_channels": ["perfect_information"],
+         "res_blocks": ["perfect_information"],
          "eval_every": ["public_states"], "eval_simulations":
              ["public_states"], "eval_seeds": ["public_states"],
          "eval_csv": ["public_states"], "eval_png": ["public_states"],
@@ -450,7 +467,7 @@ def network_from_flags(recipe: recipes.Recipe,
     value = flags.FLAGS[name].value
     if name in ("hidden", "policy_hidden", "conv_channels"):
       value = _ints(name, value)
-    changes[name] = value
+    changes[_TARGETS.get(name, name).removeprefix("network.")] = value
   return dataclasses.replace(network, **changes)
 
 

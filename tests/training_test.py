@@ -360,9 +360,10 @@ def _binary_flags(module) -> dict[str, flags.Flag]:
 # and --minutes, whose defaults depend on each other).
 _NOT_ONE_FLAG = ("game", "recipe", "recipe_settings", "network", "steps",
                  "minutes")
-# Flags named other than their TrainConfig field.
+# Flags named other than their TrainConfig or NetworkConfig field.
 _FLAG_OF = {"actor_simulations": "simulations",
-            "actor_expansions_per_update": "expansions_per_update"}
+            "actor_expansions_per_update": "expansions_per_update",
+            "torso": "network"}
 
 
 def _settings(recipe: str) -> list[tuple[tuple[str, ...], str]]:
@@ -377,7 +378,7 @@ def _settings(recipe: str) -> list[tuple[tuple[str, ...], str]]:
     if field.name in _NOT_ONE_FLAG:
       continue
     rows.append((("train", field.name), _FLAG_OF.get(field.name, field.name)))
-  rows += [(("train", "network", f.name), f.name)
+  rows += [(("train", "network", f.name), _FLAG_OF.get(f.name, f.name))
            for f in dataclasses.fields(defaults.network)]
   rows += [(("train", "recipe_settings", name), name)
            for name in recipes.settings_of(recipe)]

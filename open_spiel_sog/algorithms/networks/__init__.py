@@ -30,6 +30,7 @@ from open_spiel_sog.algorithms.networks.settings import NetworkConfig
 from open_spiel_sog.algorithms.networks.settings import OPTIMIZERS
 from open_spiel_sog.algorithms.networks.settings import settings_from_json
 from open_spiel_sog.algorithms.networks.settings import settings_to_json
+from open_spiel_sog.algorithms.networks.settings import TORSOS
 
 __all__ = [
     "CheckpointedNetwork",
@@ -47,6 +48,7 @@ __all__ = [
     "same_game",
     "settings_from_json",
     "settings_to_json",
+    "TORSOS",
     "TwoHeadedMLP",
     "unflatten",
     "write_npz",

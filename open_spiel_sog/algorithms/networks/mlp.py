@@ -7,7 +7,9 @@ maintenance mode: one module to port); the token CVPN's network
 (`tokens.py`) is transformed here too (`transform`). `TwoHeadedMLP`
 holds the transformed network, its optimiser (Adam or SGD with momentum,
 learning rate alpha_t = alpha_0 * d^(t / T_decay), Table S2) and the jitted
-update, loss and predict; each network gives its own loss terms. Around it: the
+update, loss and predict; each network gives its own loss terms. With a
+board shape its heads read a residual convolutional torso
+(`residual_torso`, the policy-value network's torso "conv"). Around it: the
 cross-entropy over legal actions, the masked softmax of the prior as the
 host computes it, and inference padded to power-of-two buckets (one compile
 per bucket). jax, haiku and optax are imported inside the functions, so
@@ -24,6 +26,9 @@ import numpy as np
 from open_spiel_sog.algorithms.networks.settings import NetworkConfig
 
 _MIN_BUCKET = 8
+# The channels of each head's 1x1 convolution over the residual torso
+# (AlphaZero's policy head's), flattened into the head's MLP.
+HEAD_CHANNELS = 2
 
 
 def learning_rate_schedule(config: NetworkConfig):
@@ -54,6 +59,28 @@ def _optimizer(config: NetworkConfig):
   if config.optimizer == "adam":
     return optax.adam(schedule)
   return optax.sgd(schedule, momentum=0.9)
+
+
+def residual_torso(inputs, board: tuple[int, int, int], channels: int,
+                   blocks: int):
+  """The (value, policy) heads' inputs, [B, H * W * HEAD_CHANNELS] each,
+  from rows `inputs` [B, C * H * W] read as boards `board` = (C, H, W): a
+  3x3 convolution to `channels` and ReLU (the stem), `blocks` residual
+  blocks x = relu(x + conv(relu(conv(x)))), then each head's 1x1
+  convolution to HEAD_CHANNELS and ReLU, flattened cell by cell. The
+  convolutions are Haiku's (NHWC, "SAME" padding, biases); call it inside
+  a transformed function."""
+  import haiku as hk  # pylint: disable=g-import-not-at-top
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  x = jnp.moveaxis(inputs.reshape((-1,) + tuple(board)), 1, -1)
+  x = jax.nn.relu(hk.Conv2D(channels, 3, name="conv_stem")(x))
+  for i in range(blocks):
+    y = jax.nn.relu(hk.Conv2D(channels, 3, name=f"res_{i}_a")(x))
+    x = jax.nn.relu(x + hk.Conv2D(channels, 3, name=f"res_{i}_b")(y))
+  return tuple(
+      jax.nn.relu(hk.Conv2D(HEAD_CHANNELS, 1, name=f"{head}_reduce")(x)
+                  ).reshape(x.shape[0], -1) for head in ("value", "policy"))
 
 
 def _bucket(n: int) -> int:
@@ -108,7 +135,9 @@ class TwoHeadedMLP:
   values = Linear(value_shape)(torso(inputs)) and logits =
   Linear(policy_shape)(policy_torso(inputs)), the torsos `hk.nets.MLP`s of
   widths `config.hidden` and `config.policy_hidden` with a ReLU after every
-  layer. A value_shape of () gives one scalar per example.
+  layer. A value_shape of () gives one scalar per example. With `board`
+  (C, H, W), the MLPs read `residual_torso`'s outputs instead of the inputs
+  (`config.res_channels`, `config.res_blocks`).
 
   Attributes:
     net: the transformed network (its apply takes no random key).
@@ -119,12 +148,16 @@ class TwoHeadedMLP:
       the softmax of the logits at `prior_temperature` over legal actions.
     forward: jitted (params, inputs) -> (values, logits).
     layers: {"value": [...], "policy": [...]}: each head's parameter names
-      (its torso's layers, then its output layer), for inference on the host.
+      (its torso's layers, then its output layer), for inference on the host;
+      with `board` also "conv" (the stem, then each block's two
+      convolutions) and "reduce" (the value and the policy head's 1x1
+      convolutions).
   """
 
   def __init__(self, config: NetworkConfig, input_size: int,
                value_shape: tuple[int, ...], policy_shape: tuple[int, ...],
-               terms: Callable[[Any, Any, dict], tuple[Any, Any]]):
+               terms: Callable[[Any, Any, dict], tuple[Any, Any]],
+               board: tuple[int, int, int] | None = None):
     """`terms(values, logits, batch)` gives the (value_loss, policy_loss) of
     a batch (see `jit_functions`)."""
     import haiku as hk  # pylint: disable=g-import-not-at-top
@@ -137,12 +170,16 @@ class TwoHeadedMLP:
     policy_size = math.prod(policy_shape)
 
     def forward(inputs):
-      torso = hk.nets.MLP(hidden, activate_final=True, name="torso")(inputs)
+      value_in = policy_in = inputs
+      if board:
+        value_in, policy_in = residual_torso(
+            inputs, board, config.res_channels, config.res_blocks)
+      torso = hk.nets.MLP(hidden, activate_final=True, name="torso")(value_in)
       values = hk.Linear(value_size, name="value")(torso)
       if not value_shape:  # one scalar per example
         values = values[..., 0]
       policy_torso = hk.nets.MLP(policy_hidden, activate_final=True,
-                                 name="policy_torso")(inputs)
+                                 name="policy_torso")(policy_in)
       logits = hk.Linear(policy_size, name="policy")(policy_torso)
       if len(policy_shape) > 1:
         logits = logits.reshape(inputs.shape[:-1] + policy_shape)
@@ -161,6 +198,10 @@ class TwoHeadedMLP:
                  ["value"],
         "policy": [f"policy_torso/~/linear_{i}"
                    for i in range(len(policy_hidden))] + ["policy"]}
+    if board:
+      self.layers["conv"] = ["conv_stem"] + [
+          f"res_{i}_{ab}" for i in range(config.res_blocks) for ab in "ab"]
+      self.layers["reduce"] = ["value_reduce", "policy_reduce"]
     self._jax = jax
 
   def init(self, seed: int) -> tuple[Any, Any]:

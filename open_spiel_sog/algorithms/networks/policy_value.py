@@ -1,6 +1,7 @@
 """The policy-value network of perfect-information games (`PolicyValueNet`):
 AlphaZero's network as SoG's Go setting trains it (DESIGN.md section 17),
-a `TwoHeadedMLP` over the acting player's observation tensor, with its
+a `TwoHeadedMLP` over the acting player's observation tensor (its torso
+"mlp", or "conv": residual convolutions over a [C, H, W] tensor), with its
 losses, training step, host inference and checkpoints.
 
 The native engine (`algorithms/sog/engine.py`) hands it the tree's new
@@ -11,6 +12,8 @@ microseconds, where a jitted call takes tens of them).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
@@ -26,7 +29,9 @@ POLICY_VALUE_FORMAT = "open_spiel_sog.policy_value/1"
 
 
 def default_config() -> NetworkConfig:
-  """The settings the shipped perfect-information networks use."""
+  """The perfect_information recipe's network: the settings of the shipped
+  connect_four network (an MLP, trained before the conv torso) with torso
+  "auto"."""
   return NetworkConfig(hidden=(256, 256, 256), policy_hidden=(256, 256),
                        learning_rate=1e-3, lr_decay_rate=0.5,
                        lr_decay_steps=100_000, value_weight=1.0,
@@ -49,11 +54,27 @@ def perfect_information_reason(game: pyspiel.Game) -> str | None:
   return None
 
 
+def resolve_torso(game: pyspiel.Game, torso: str) -> str:
+  """`torso` ("auto", "mlp" or "conv") for `game`: "auto" is "conv" where
+  its observation tensor is [C, H, W], "mlp" otherwise. ValueError where
+  "conv" has no [C, H, W] tensor to read."""
+  shape = game.observation_tensor_shape()
+  if torso == "auto":
+    return "conv" if len(shape) == 3 else "mlp"
+  if torso == "conv" and len(shape) != 3:
+    raise ValueError(f"policy-value network: torso 'conv' reads a [C, H, W] "
+                     f"observation tensor; {game} has shape {shape}")
+  return torso
+
+
 class PolicyValueNet(CheckpointedNetwork):
   """A value head (tanh, the acting player's return over the game's largest
   absolute utility) and a policy head (logits over
-  `game.num_distinct_actions()`, masked to the legal actions), each on its
-  own MLP torso over `observation_tensor(acting player)`.
+  `game.num_distinct_actions()`, masked to the legal actions), each an MLP
+  over `observation_tensor(acting player)` (torso "mlp") or over a residual
+  convolutional torso the heads share (torso "conv", `mlp.residual_torso`).
+  `config.torso` "auto" is resolved at construction (`resolve_torso`), so
+  `config` and checkpoints name the torso built.
 
   Loss: value_weight * MSE(value, target) + policy_weight *
   cross-entropy(policy target, prior) + weight_decay * L2.
@@ -72,8 +93,13 @@ class PolicyValueNet(CheckpointedNetwork):
     if reason is not None:
       raise ValueError(f"policy-value network: {reason}")
     self.game = game
-    self.config = config or default_config()
-    self.config.validate()
+    config = config or default_config()
+    config.validate()
+    self.config = dataclasses.replace(
+        config, torso=resolve_torso(game, config.torso))
+    # (C, H, W) of the conv torso's boards; None for the MLP.
+    self.board = (tuple(game.observation_tensor_shape())
+                  if self.config.torso == "conv" else None)
     self.input_size = int(game.observation_tensor_size())
     self.num_actions = int(game.num_distinct_actions())
     self.utility_scale = float(max(abs(game.max_utility()),
@@ -88,7 +114,7 @@ class PolicyValueNet(CheckpointedNetwork):
                           jnp.maximum(jnp.sum(weight), 1.0))
 
     self._network = TwoHeadedMLP(self.config, self.input_size, (),
-                                 (self.num_actions,), terms)
+                                 (self.num_actions,), terms, self.board)
     self.params = None
     self.opt_state = None
     self.step = 0
@@ -169,14 +195,47 @@ class PolicyValueNet(CheckpointedNetwork):
   # --- Inference -------------------------------------------------------------
 
   def _host_layers(self):
+    """{part: [(w, b)]} of `TwoHeadedMLP.layers`, a convolution's w as
+    [kh * kw * C_in, C_out] (the rows of its patches, `_host_torso`)."""
     if self._host is None:
       self._check_params()
-      self._host = {
-          head: [(np.asarray(self.params[name]["w"], np.float32),
-                  np.asarray(self.params[name]["b"], np.float32))
-                 for name in names]
-          for head, names in self._network.layers.items()}
+      self._host = {}
+      for part, names in self._network.layers.items():
+        self._host[part] = []
+        for name in names:
+          w = np.asarray(self.params[name]["w"], np.float32)
+          self._host[part].append((w.reshape(-1, w.shape[-1]), np.asarray(
+              self.params[name]["b"], np.float32)))
     return self._host
+
+  def _host_torso(self, x: np.ndarray, layers
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """`mlp.residual_torso` in numpy: each 3x3 convolution one matmul of
+    its 3x3 patches (im2col, `_patch_index`), each board's cells followed
+    by one zero cell that the patches' taps off the board read."""
+    n = len(x)
+    channels, height, width = self.board
+    cells = height * width
+    index = _patch_index(height, width)
+
+    def conv(h, w, b, skip=None):  # h: [n, cells + 1, C_in]
+      out = np.zeros((n, cells + 1, w.shape[1]), np.float32)
+      y = out[:, :cells]
+      np.matmul(np.take(h, index, axis=1).reshape(n, cells, -1), w, out=y)
+      y += b
+      if skip is not None:
+        y += skip[:, :cells]
+      np.maximum(y, 0.0, out=y)
+      return out
+
+    h = np.zeros((n, cells + 1, channels), np.float32)
+    h[:, :cells] = x.reshape(n, channels, cells).transpose(0, 2, 1)
+    stem, *blocks = layers["conv"]
+    h = conv(h, *stem)
+    for i in range(0, len(blocks), 2):
+      h = conv(conv(h, *blocks[i]), *blocks[i + 1], skip=h)
+    return tuple(np.maximum(h[:, :cells] @ w + b, 0.0).reshape(n, -1)
+                 for w, b in layers["reduce"])
 
   def evaluate(self, inputs: np.ndarray, legal: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -184,9 +243,9 @@ class PolicyValueNet(CheckpointedNetwork):
     [B, num_actions] over the legal actions), in numpy on the host."""
     layers = self._host_layers()
     x = np.asarray(inputs, np.float32)
+    heads_in = (x, x) if self.board is None else self._host_torso(x, layers)
     outs = []
-    for head in ("value", "policy"):
-      h = x
+    for head, h in zip(("value", "policy"), heads_in):
       *torso, (w_out, b_out) = layers[head]
       for w, b in torso:
         h = np.maximum(h @ w + b, 0.0)
@@ -214,6 +273,19 @@ class PolicyValueNet(CheckpointedNetwork):
     """What a checkpoint must agree with to be used for this game."""
     return {"input_size": self.input_size, "num_actions": self.num_actions,
             "utility_scale": self.utility_scale}
+
+
+@functools.lru_cache(maxsize=None)
+def _patch_index(height: int, width: int) -> np.ndarray:
+  """[H * W, 9]: for each cell (row-major), the cells of its 3x3 patch in
+  the order of a Haiku kernel's (row offset, column offset), cell H * W
+  (a zero) where the patch leaves the board."""
+  rows, cols = np.divmod(np.arange(height * width), width)
+  dr, dc = np.divmod(np.arange(9), 3)
+  r = rows[:, None] + dr - 1
+  c = cols[:, None] + dc - 1
+  inside = (r >= 0) & (r < height) & (c >= 0) & (c < width)
+  return np.where(inside, r * width + c, height * width)
 
 
 def is_policy_value_checkpoint(path: str) -> bool:

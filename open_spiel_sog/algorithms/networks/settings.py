@@ -18,6 +18,10 @@ INPUTS = ("slots", "tokens")
 # slots where the game's public tree enumerates within its bound, tokens
 # otherwise: `TrainConfig.with_input_resolved`).
 INPUT_CHOICES = ("auto",) + INPUTS
+# The policy-value network's torso: "mlp" (an MLP per head over the flat
+# tensor), "conv" (residual 3x3 convolutions over a [C, H, W] tensor, shared
+# by the heads) or "auto" (conv where the game's tensor is [C, H, W]).
+TORSOS = ("auto", "mlp", "conv")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +54,10 @@ class NetworkConfig:
     conv_channels: with input "tokens", for games whose tensor is board
       shaped ([C, H, W]): the channels of the 3x3 convolutions that read it
       (an MLP reads the other tensors).
+    torso: the policy-value network's torso, one of TORSOS; the network
+      records it resolved ("mlp" or "conv"). The CVPNs ignore it.
+    res_channels: with torso "conv": the channels of its convolutions.
+    res_blocks: with torso "conv": its residual blocks after the stem.
   """
   hidden: tuple[int, ...] = (256, 256, 256)
   policy_hidden: tuple[int, ...] = (64, 64)
@@ -65,6 +73,9 @@ class NetworkConfig:
   input: str = "slots"
   token_width: int = 64
   conv_channels: tuple[int, ...] = (32, 32)
+  torso: str = "auto"
+  res_channels: int = 32
+  res_blocks: int = 3
 
   def validate(self) -> None:
     check_widths(self, "cvpn")
@@ -93,13 +104,22 @@ class NetworkConfig:
       raise ValueError("cvpn: token_width and conv_channels must be "
                        f"positive, got {self.token_width} and "
                        f"{self.conv_channels}")
+    if self.torso not in TORSOS:
+      raise ValueError(f"policy-value network: unknown torso {self.torso!r}; "
+                       f"supported: {', '.join(map(repr, TORSOS))}")
+    if self.res_channels < 1 or self.res_blocks < 0:
+      raise ValueError("policy-value network: res_channels must be >= 1 and "
+                       f"res_blocks >= 0, got {self.res_channels} and "
+                       f"{self.res_blocks}")
 
   def to_json(self) -> dict[str, Any]:
     return settings_to_json(self)
 
   @classmethod
   def from_json(cls, d: dict[str, Any]) -> "NetworkConfig":
-    return settings_from_json(cls, d, "cvpn: unknown network setting(s)")
+    # (Settings stored before `torso` existed are an MLP's.)
+    return settings_from_json(cls, {"torso": "mlp", **d},
+                              "cvpn: unknown network setting(s)")
 
 
 # The settings fields that hold layer widths (tuples; lists in JSON).

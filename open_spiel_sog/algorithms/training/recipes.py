@@ -363,6 +363,20 @@ class PerfectInformation(Recipe):
         policy_target=s.policy_target, c_puct=s.c_puct,
         symmetries=s.symmetries)
 
+  def resolve(self, config) -> tuple[Any, str]:
+    """`config` with the network's torso "auto" resolved for the game
+    (`policy_value.resolve_torso`), and a line that says which and why."""
+    config, _ = super().resolve(config)
+    torso = config.network.torso
+    game = pyspiel.load_game(config.game)
+    resolved = policy_value.resolve_torso(game, torso)
+    why = "as asked" if torso == resolved else (
+        f"auto: its observation tensor is "
+        f"{game.observation_tensor_shape()}")
+    return (dataclasses.replace(config, network=dataclasses.replace(
+        config.network, torso=resolved)),
+            f"the {self.name} recipe's network, torso {resolved} ({why})")
+
   def network_config(self) -> NetworkConfig:
     return policy_value.default_config()
 

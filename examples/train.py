@@ -214,8 +214,8 @@ _CONV_CHANNELS = flags.DEFINE_list(
 _NETWORK = flags.DEFINE_enum(
     "network", None, list(TORSOS), "The policy-value network's torso: mlp "
     "(an MLP per head), conv (residual 3x3 convolutions shared by the "
-    "heads) or auto (default: conv where the observation tensor is "
-    "[C, H, W], printed at start).")
+    "heads) or auto (conv where the observation tensor is [C, H, W], "
+    "printed at start). Default: mlp.")
 _RES_CHANNELS = flags.DEFINE_integer(
     "res_channels", None, "Channels of the conv torso's convolutions "
     "(default 32).")

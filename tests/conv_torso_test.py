@@ -150,7 +150,10 @@ def test_train_py_network_flags_are_the_perfect_information_recipes():
                         "perfect_information")
   assert (config.network.torso, config.network.res_channels,
           config.network.res_blocks) == ("mlp", 8, 1)
-  auto = _settings_of(["--game=connect_four"], "perfect_information")
+  plain = _settings_of(["--game=connect_four"], "perfect_information")
+  assert plain.network.torso == "mlp"  # (the default)
+  auto = _settings_of(["--game=connect_four", "--network=auto"],
+                      "perfect_information")
   resolved, why = recipes.get("perfect_information").resolve(auto)
   assert resolved.network.torso == "conv"
   assert why == ("the perfect_information recipe's network, torso conv "

@@ -370,9 +370,13 @@ class PerfectInformation(Recipe):
     torso = config.network.torso
     game = pyspiel.load_game(config.game)
     resolved = policy_value.resolve_torso(game, torso)
-    why = "as asked" if torso == resolved else (
-        f"auto: its observation tensor is "
-        f"{game.observation_tensor_shape()}")
+    shape = game.observation_tensor_shape()
+    auto = policy_value.resolve_torso(game, "auto")
+    if torso == "auto":
+      why = f"auto: its observation tensor is {shape}"
+    else:
+      why = f"--network={torso}" + ("" if auto == torso else (
+          f"; --network=auto picks {auto} for its {shape} tensor"))
     return (dataclasses.replace(config, network=dataclasses.replace(
         config.network, torso=resolved)),
             f"the {self.name} recipe's network, torso {resolved} ({why})")

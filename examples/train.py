@@ -20,8 +20,11 @@ Every recipe runs on the same pipeline: actor processes (`--actors`, or the
 inline and Ray backends), a replay ring, one learner. A run lives in
 `--run_dir` (default runs/<game>): the checkpoint (checkpoint.npz, with its
 metadata: game, recipe, settings, versions, steps, examples, games,
-minutes), a snapshot every --snapshot_minutes (snapshots/min_MMM.npz, for
-benchmarks/learning_curve.py) and the log (train.log). Rerunning the same
+minutes), a snapshot every --snapshot_minutes (snapshots/min_MMM.npz), the
+log (train.log) and, for the perfect_information and fog_of_war recipes,
+the learning curve: each snapshot against the recipe's baseline (mcts or
+ismcts) at --curve_time_limit a move, --curve_games games in a process of
+its own (curve.csv, curve.png). Rerunning the same
 command resumes the run; `--minutes` (in total, over resumes) or `--steps`
 bounds it. The sog bot uses the result with checkpoint=RUN_DIR/
 checkpoint.npz, or with value_function=auto once it ships in
@@ -46,8 +49,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import queue
 import re
+import signal
+import subprocess
 import sys
+import threading
 
 from absl import app
 from absl import flags
@@ -67,6 +74,7 @@ from open_spiel_sog.algorithms.training import stop_on_signals
 from open_spiel_sog.algorithms.training import TrainConfig
 from open_spiel_sog.algorithms.training import Trainer
 from open_spiel_sog.algorithms.training.perfect_information import POLICY_TARGETS
+from open_spiel_sog.evaluation import curve
 from open_spiel_sog.evaluation import exploitability
 from open_spiel_sog.utils.games import load_game
 
@@ -157,6 +165,16 @@ _TENSORBOARD = flags.DEFINE_string(
     "tensorboard_dir", "",
     "TensorBoard summaries (needs tensorflow and tensorboard: pip install "
     "'open_spiel_sog[tensorboard]').")
+_CURVE_GAMES = flags.DEFINE_integer(
+    "curve_games", 20, "The learning curve: each snapshot plays the "
+    "recipe's baseline (perfect_information: mcts; fog_of_war: ismcts) this "
+    "many games in duplicate seats at --curve_time_limit a move, in a "
+    "process of its own, one snapshot at a time; points go to RUN_DIR/"
+    "curve.csv and curve.png with 95% intervals, and a run waits for its "
+    "last (Ctrl-C skips it). Even; 0: no curve.")
+_CURVE_TIME = flags.DEFINE_float(
+    "curve_time_limit", 0.5, "Seconds a move of each side in the learning "
+    "curve's games.")
 # The network (every recipe; defaults: the recipe's network).
 _HIDDEN = flags.DEFINE_list("hidden", None, "Hidden layer widths of the "
                             "value MLP (the token CVPN's history MLP).")
@@ -364,7 +382,9 @@ _ONLY = {"input": ["public_states"],
          "eval_every": ["public_states"], "eval_simulations":
              ["public_states"], "eval_seeds": ["public_states"],
          "eval_csv": ["public_states"], "eval_png": ["public_states"],
-         "inference": ["public_states"], "solvers": ["public_states"]}
+         "inference": ["public_states"], "solvers": ["public_states"],
+         "curve_games": list(curve.OPPONENTS),
+         "curve_time_limit": list(curve.OPPONENTS)}
 _PIPELINE = ("game", "recipe", "run_dir", "minutes", "steps", "resume",
              "checkpoint", "checkpoint_every", "keep_checkpoints",
              "snapshot_dir", "snapshot_minutes", "backend", "actors",
@@ -557,6 +577,77 @@ def _saved(path: str) -> dict | None:
                    "pass another --run_dir, or --noresume to replace it")
 
 
+class _Curve:
+  """The learning curve by default: each snapshot the trainer writes is
+  measured against the recipe's baseline by `python -m
+  open_spiel_sog.evaluation.curve` in a process of its own (its own
+  session, so that a Ctrl-C meant for training does not reach it; it ends
+  with this process), one at a time; each point is logged."""
+
+  def __init__(self, game: str, recipe: str, run_dir: str, log):
+    self._log = log
+    self._opponent = curve.OPPONENTS[recipe]
+    self._csv = os.path.join(run_dir, "curve.csv")
+    self._args = [
+        sys.executable, "-m", "open_spiel_sog.evaluation.curve",
+        f"--game={game}", f"--opponent={self._opponent}",
+        f"--time_limit={_CURVE_TIME.value}", f"--games={_CURVE_GAMES.value}",
+        f"--csv={self._csv}", f"--png={os.path.join(run_dir, 'curve.png')}",
+        "--with_parent"]
+    self._stderr = os.path.join(run_dir, "curve.log")
+    self._queue: queue.Queue = queue.Queue()
+    self._process = None
+    self._thread = threading.Thread(target=self._work, name="curve",
+                                    daemon=True)
+    self._thread.start()
+
+  def add(self, snapshot: str) -> None:
+    self._queue.put(snapshot)
+
+  def _work(self) -> None:
+    while True:
+      snapshot = self._queue.get()
+      if snapshot is None:
+        return
+      with open(self._stderr, "a") as err:
+        self._process = subprocess.Popen(
+            self._args + [f"--snapshot={snapshot}"], stdout=subprocess.PIPE,
+            stderr=err, text=True, start_new_session=True)
+        out, _ = self._process.communicate()
+      if self._process.returncode == 0 and out.strip():
+        self._log(out.strip().splitlines()[-1])
+      elif self._process.returncode not in (0, -signal.SIGKILL):
+        self._log(f"curve: the point of {snapshot} failed (exit "
+                  f"{self._process.returncode}; {self._stderr})")
+
+  def finish(self, wait: bool = True) -> None:
+    """Waits for the points still to measure (Ctrl-C skips them); without
+    `wait` (a signal stopped the run), drops them."""
+    pending = self._queue.qsize() + (
+        self._process is not None and self._process.poll() is None)
+    self._queue.put(None)
+    if not wait:
+      self._skip()
+      return
+    if pending:
+      self._log(f"curve: measuring {pending} snapshot(s) against "
+                f"{self._opponent.split('(')[0]} "
+                f"({_CURVE_GAMES.value} games at {_CURVE_TIME.value:g} s a "
+                "move; Ctrl-C skips)")
+    try:
+      self._thread.join()
+    except KeyboardInterrupt:
+      self._skip()
+
+  def _skip(self) -> None:
+    while not self._queue.empty():
+      self._queue.get_nowait()
+    self._queue.put(None)
+    if self._process is not None and self._process.poll() is None:
+      os.killpg(self._process.pid, signal.SIGKILL)
+      self._log("curve: skipped the point being measured")
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -614,11 +705,20 @@ def main(argv):
     return 2
   if resume:
     log(f"train: resuming {checkpoint} (--noresume starts over)")
+  measure_curve = recipe in curve.OPPONENTS and _CURVE_GAMES.value != 0
+  if measure_curve and (_CURVE_GAMES.value < 2 or _CURVE_GAMES.value % 2 or
+                        _CURVE_TIME.value <= 0):
+    log(f"train: --curve_games must be even (duplicate seats; 0: no curve) "
+        f"and --curve_time_limit > 0, got {_CURVE_GAMES.value} and "
+        f"{_CURVE_TIME.value:g}")
+    return 2
   writer = _TensorBoard(_TENSORBOARD.value) if _TENSORBOARD.value else None
+  points = []  # (the snapshots written before the curve's runner starts)
   try:
     trainer = Trainer(config, resume=resume, evaluation=evaluation,
                       progress=_PROGRESS.value, summary_writer=writer,
-                      log=log)
+                      log=log, on_snapshot=(lambda path: points[0].add(path))
+                      if measure_curve else None)
   except (ValueError, cvpn.CheckpointError) as e:
     message = str(e)
     log(message if message.startswith("train:") else f"train: {message}")
@@ -628,6 +728,8 @@ def main(argv):
   os.makedirs(run_dir, exist_ok=True)
   log_file.append(open(os.path.join(run_dir, "train.log"), "a"))
   log_file[0].write("".join(line + "\n" for line in early))
+  if measure_curve:
+    points.append(_Curve(_GAME.value, recipe, run_dir, log))
   try:
     with stop_on_signals(trainer, log=log) as received:
       summary = trainer.run()
@@ -639,6 +741,12 @@ def main(argv):
   log(f"{verb} {summary['game']} ({recipe}) at step {summary['steps']} after "
       f"{summary['minutes']:.1f} minutes in all ({summary['examples']} "
       f"examples this run); checkpoint: {summary['checkpoint']}")
+  if points:
+    points[0].finish(wait=not received)
+    rows = curve.read(os.path.join(run_dir, "curve.csv"))
+    summary["curve"] = [{k: r[k] for k in ("minutes", "score", "score_low",
+                                           "score_high", "games")}
+                        for r in rows]
   if _JSON.value:
     print(json.dumps(summary, default=float))
   # As a shell reports a process a signal ended: 130 (SIGINT), 143 (SIGTERM).

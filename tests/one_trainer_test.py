@@ -115,8 +115,9 @@ def _check_run(run_dir, game: str, recipe: str, first: str, steps: int,
 
 @pytest.mark.parametrize("game,recipe,flags", [
     # The one command: --game and a bound (SoG's Go setting on the native
-    # engine, a policy-value network).
-    ("connect_four", "perfect_information", []),
+    # engine, a policy-value network), its learning curve's point short.
+    ("connect_four", "perfect_information",
+     ["--curve_games=2", "--curve_time_limit=0.05"]),
     ("kuhn_poker", "public_states",
      ["--simulations=10", "--solver_simulations=10", "--q_search=1",
       "--solver_value_targets=1", "--min_replay=16", "--batch_size=16",
@@ -139,6 +140,19 @@ def test_each_recipe_trains_on_processes_into_a_checkpoint_the_bot_uses(
   assert summary["checkpoint"] == str(run_dir / "checkpoint.npz")
   _check_run(run_dir, game, recipe, first, 2,
              [16] if "--hidden=16" in flags else None)
+  if recipe == "perfect_information":
+    # The learning curve: the finished run's snapshot against mcts.
+    (point,) = summary["curve"]
+    (snapshot,) = os.listdir(run_dir / "snapshots")
+    assert int(point["minutes"]) == int(snapshot[4:7])
+    assert point["games"] == "2"
+    assert float(point["score_low"]) <= float(point["score"]) <= float(
+        point["score_high"])
+    assert re.search(r"curve: min \d+: [0-9.]+ \[[0-9.]+, [0-9.]+\] against "
+                     r"mcts\(time_limit=0\.05\) \(2 games", result.stderr)
+    assert (run_dir / "curve.png").exists()
+  else:
+    assert "curve" not in summary
 
 
 def test_phantom_ttt_trains_with_game_alone_and_stops_on_sigint(tmp_path):
@@ -269,6 +283,12 @@ def test_train_py_refuses_a_foreign_flag_with_exit_2_and_no_folder(tmp_path):
     (["--game=phantom_ttt", "--resume", "--checkpoint={shipped}"],
      "train: cannot resume from '{shipped}': it holds no optimiser state"),
     (["--game=kuhn_poker", "--steps=0"], "train: steps must be > 0, got 0"),
+    (["--game=tic_tac_toe", "--curve_games=3"],
+     "train: --curve_games must be even (duplicate seats; 0: no curve) and "
+     "--curve_time_limit > 0, got 3 and 0.5"),
+    (["--game=kuhn_poker", "--curve_games=4"],
+     "train: --curve_games is not used by the public_states recipe; it is "
+     "for perfect_information and fog_of_war (--recipe picks one)"),
 ])
 def test_train_py_refuses_what_it_cannot_resume_or_bound_in_one_line(
     args, line, tmp_path, capsys):

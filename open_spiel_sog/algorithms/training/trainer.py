@@ -98,11 +98,14 @@ class Trainer:
                log: Callable[[str], None] | None = None,
                summary_writer=None,
                backend_factory: Callable[[TrainConfig, Any], Any] = make_backend,
-               read_losses_every: int = 10):
+               read_losses_every: int = 10,
+               on_snapshot: Callable[[str], None] | None = None):
     """`backend_factory(config, net)` makes the backend (`make_backend`:
     the one `config.backend` names; the ingest benchmark passes its own).
     The learner reads its steps' losses every `read_losses_every` steps
-    (`read_losses`; 1 waits for every step, as it did before)."""
+    (`read_losses`; 1 waits for every step, as it did before).
+    `on_snapshot(path)` is told of each snapshot written (examples/train.py
+    measures its learning curve point)."""
     config.validate()
     recipes.get(config.recipe).validate(config)
     if read_losses_every < 1:
@@ -114,6 +117,7 @@ class Trainer:
     config.validate()
     self._backend_factory = backend_factory
     self._read_losses_every = read_losses_every
+    self._on_snapshot = on_snapshot
     self.config = config
     self.device = learner_device(config.learner_platform,
                                  config.resolved_learner_threads())
@@ -282,6 +286,8 @@ class Trainer:
     path = os.path.join(self.config.snapshot_dir, f"min_{minutes:03d}.npz")
     os.makedirs(self.config.snapshot_dir, exist_ok=True)
     self.save(path, include_optimizer=False)
+    if self._on_snapshot is not None:
+      self._on_snapshot(path)
     return path
 
   def request_stop(self, reason: str = "stopped") -> None:

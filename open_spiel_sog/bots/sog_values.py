@@ -138,7 +138,7 @@ def bot_value_functions(config: Any, game: pyspiel.Game):
   the native engine only: where that engine cannot run (engine=python, no
   shim) the bot uses rollouts, with a notice; one asked for by checkpoint
   or value_function=cvpn is kept, and the bot refuses it there
-  (`SoGBot._native_search`). With a policy-value network, the value
+  (`sog_paths.native_search`). With a policy-value network, the value
   function (for nothing but the Python path's bookkeeping) is rollouts."""
   path = policy_value_path(config, game)
   net = None

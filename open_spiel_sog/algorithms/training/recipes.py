@@ -373,13 +373,14 @@ class PerfectInformation(Recipe):
     shape = game.observation_tensor_shape()
     auto = policy_value.resolve_torso(game, "auto")
     if torso == "auto":
-      why = f"auto: its observation tensor is {shape}"
+      why = f" (auto: its observation tensor is {shape})"
+    elif auto != torso:
+      why = f" (--network=auto would pick {auto} for its {shape} tensor)"
     else:
-      why = f"--network={torso}" + ("" if auto == torso else (
-          f"; --network=auto picks {auto} for its {shape} tensor"))
+      why = ""
     return (dataclasses.replace(config, network=dataclasses.replace(
         config.network, torso=resolved)),
-            f"the {self.name} recipe's network, torso {resolved} ({why})")
+            f"the {self.name} recipe's network, torso {resolved}{why}")
 
   def network_config(self) -> NetworkConfig:
     return policy_value.default_config()

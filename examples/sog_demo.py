@@ -1,9 +1,9 @@
-r"""Student of Games in three minutes: exact exploitability and a match.
+r"""Student of Games in about a minute: exact exploitability and a match.
 
-    python examples/sog_demo.py                      # leduc_poker, ~2 min
-    python examples/sog_demo.py --game=kuhn_poker --deals=20 --json
+    python examples/sog_demo.py                      # ~1 min on 2 cores
+    python examples/sog_demo.py --game=kuhn_poker --match_games=4 --json
 
-1. SoG(--simulations, 1) with the network shipped for the game (the rollout
+1. SoG(--simulations, 1) with the network shipped for --game (the rollout
    value function, with a notice, where none ships): its policy for one seed
    is built by re-solving at every public state and scored exactly
    (`sog_exploitability`).
@@ -12,16 +12,18 @@ r"""Student of Games in three minutes: exact exploitability and a match.
    and scored by OpenSpiel's `exploitability` (`bot_exploitability`).
    Exploitability is NashConv / 2, in the game's utility units (chips for
    poker).
-3. A duplicate head-to-head, SoG against IS-MCTS (`tournament.round_robin`):
-   --deals deals, each played in both seat orders with the same chance
-   outcomes; SoG's mean return per game with its 95% interval.
+3. A match at equal time (`tournament.duplicate_match`): SoG with the
+   network shipped for --match_game (connect_four's policy-value network)
+   against OpenSpiel's --match_opponent (C++ MCTS), --match_time_limit
+   seconds a move each, --match_games games in duplicate seats; SoG's wins
+   / draws / losses and its score with a 95% Wilson interval.
 
 Prints a table (agent, exploitability, seconds of its evaluation) and the
-head-to-head line; with --json the last line of stdout is one JSON object.
+match line; with --json the last line of stdout is one JSON object.
 OpenSpiel's C++ IS-MCTS is not reproducible from its seed (see
-`open_spiel_sog.bots.baselines`), so its exploitability and the head-to-head
-vary from run to run (on leduc_poker we saw IS-MCTS at 0.80 to 1.29);
-SoG's and uniform random's exploitability do not.
+`open_spiel_sog.bots.baselines`) and the match is timed, so IS-MCTS's
+exploitability and the match vary from run to run; SoG's and uniform
+random's exploitability do not.
 """
 
 from __future__ import annotations
@@ -53,10 +55,18 @@ _SEED = flags.DEFINE_integer(
     "the head-to-head's chance outcomes.")
 _ISMCTS_SIMULATIONS = flags.DEFINE_integer(
     "ismcts_simulations", 1000, "IS-MCTS simulations per move (>= 1).")
-_DEALS = flags.DEFINE_integer(
-    "deals", 50, "Deals of the SoG vs IS-MCTS head-to-head (>= 2, for an "
-    "interval), each played in both seat orders; on leduc_poker a deal "
-    "(two games) takes about 1.3 s on one core.")
+_MATCH_GAME = flags.DEFINE_string(
+    "match_game", "connect_four", "The match's game: SoG searches it with "
+    "the network shipped for it (value_function=auto).")
+_MATCH_OPPONENT = flags.DEFINE_string(
+    "match_opponent", "mcts", "The match's opponent: a registered bot that "
+    "takes time_limit and seed (OpenSpiel's C++ mcts; ismcts).")
+_MATCH_TIME = flags.DEFINE_float(
+    "match_time_limit", 0.1, "Seconds a move of each side in the match "
+    "(> 0).")
+_MATCH_GAMES = flags.DEFINE_integer(
+    "match_games", 10, "Games of the match (even: duplicate seats; 0: no "
+    "match).")
 _PROGRESS = flags.DEFINE_bool("progress", True,
                               "Show progress bars on stderr.")
 _JSON = flags.DEFINE_bool("json", False,
@@ -72,16 +82,25 @@ class DemoConfig:
   simulations: int = 100
   seed: int = 0
   ismcts_simulations: int = 1000
-  deals: int = 50
+  match_game: str = "connect_four"
+  match_opponent: str = "mcts"
+  match_time_limit: float = 0.1
+  match_games: int = 10
   progress: bool = True
 
   def validate(self) -> None:
     """Raises ValueError naming the first out-of-range flag."""
     for name, low in (("simulations", 0), ("ismcts_simulations", 1),
-                      ("deals", 2)):
+                      ("match_games", 0)):
       if getattr(self, name) < low:
         raise ValueError(f"--{name} must be >= {low}, got "
                          f"{getattr(self, name)}")
+    if self.match_games % 2:
+      raise ValueError(f"--match_games must be even (duplicate seats), got "
+                       f"{self.match_games}")
+    if not self.match_time_limit > 0:
+      raise ValueError(f"--match_time_limit must be > 0, got "
+                       f"{self.match_time_limit}")
     if not 0 <= self.seed <= _MAX_SEED:
       raise ValueError(f"--seed must be in [0, {_MAX_SEED}], got {self.seed}")
 
@@ -120,8 +139,10 @@ def _agent(name: str, params: dict[str, Any], evaluate) -> dict[str, Any]:
 
 
 def run(config: DemoConfig) -> dict[str, Any]:
-  """Evaluates the three agents and plays the head-to-head."""
+  """Evaluates the three agents and plays the match."""
   config.validate()
+  # The match's game and opponent first: a bad one is refused at once.
+  setup = _match_setup(config) if config.match_games else None
   # The game SoG searches (a simultaneous game's turn-based form); raises
   # ValueError for games it does not support (not two-player zero-sum, ...).
   game = sog.search_game(_load_game(config.game))
@@ -133,28 +154,37 @@ def run(config: DemoConfig) -> dict[str, Any]:
       game, "ismcts", config.ismcts_params, seeds, progress=config.progress))
   sog_agent = _agent("sog", config.sog_params, lambda: sog_exploitability(
       game, config.sog_params, seeds, progress=config.progress))
-  labels = [_spec(bot, dict(params, seed=config.seed)) for bot, params in
-            (("sog", config.sog_params), ("ismcts", config.ismcts_params))]
-  start = time.perf_counter()
-  result = tournament.round_robin(game, labels, games_per_pair=config.deals,
-                                  seed=config.seed, elo_bootstrap=0,
-                                  progress=config.progress)
-  mean, ci95 = result["mean"][0][1], result["ci95"][0][1]
-  return {
-      "game": str(game),
-      "seed": config.seed,
-      "agents": [sog_agent, ismcts, uniform],
-      "head_to_head": {
-          "bots": labels,
-          "deals": result["games_per_pair"],
-          "games": len(result["games"]),
-          "mean": mean,
-          "ci95": ci95,
-          "low": mean - ci95,
-          "high": mean + ci95,
-          "seconds": time.perf_counter() - start,
-      },
-  }
+  return {"game": str(game), "seed": config.seed,
+          "agents": [sog_agent, ismcts, uniform],
+          "match": match(config, *setup) if setup else None}
+
+
+def _match_setup(config: DemoConfig) -> tuple[pyspiel.Game, Any]:
+  """The match's game and opponent (its BotSpec), each checked."""
+  try:
+    game = _load_game(config.match_game)
+  except ValueError as e:
+    raise ValueError(f"--match_game: {e}".replace("--game: ", "")) from None
+  opponent = tournament.parse_bot(
+      _spec(config.match_opponent, {"time_limit": config.match_time_limit}),
+      "--match_opponent")
+  tournament.load_bot(game, opponent, 0, "--match_opponent")
+  return game, opponent
+
+
+def match(config: DemoConfig, game: pyspiel.Game, opponent
+          ) -> dict[str, Any]:
+  """SoG with the shipped network against the opponent at equal time."""
+  t = config.match_time_limit
+  sog_bot = lambda seat, k: pyspiel.load_bot("sog", game, seat, {
+      "time_limit": t, "seed": k})
+  other = lambda seat, k: tournament.load_bot(game, dataclasses.replace(
+      opponent, params=dict(opponent.params, seed=k)), seat, "sog_demo")
+  result = tournament.duplicate_match(game, sog_bot, other,
+                                      config.match_games,
+                                      progress=config.progress, label="match")
+  return dict(result, game=str(game),
+              bots=[_spec("sog", {"time_limit": t}), opponent.label])
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -167,12 +197,14 @@ def format_summary(summary: dict[str, Any]) -> str:
   for a in agents:
     lines.append(f"{a['name']:<{width}}{a['exploitability']:>16.6f}"
                  f"{a['seconds']:>10.1f}")
-  h = summary["head_to_head"]
-  lines.append(
-      f"head-to-head {h['bots'][0]} vs {h['bots'][1]}: {h['deals']} deals x "
-      f"2 seats = {h['games']} games, SoG's mean return {h['mean']:+.3f} per "
-      f"game, 95% interval [{h['low']:+.3f}, {h['high']:+.3f}] "
-      f"({h['seconds']:.1f} s)")
+  m = summary["match"]
+  if m is not None:
+    low, high = m["score_95"]
+    lines.append(
+        f"match {m['game']}: {m['bots'][0]} vs {m['bots'][1]}, {m['games']} "
+        f"games in duplicate seats: SoG won {m['wins']}, drew {m['draws']}, "
+        f"lost {m['losses']}; score {m['score']:.3f}, 95% interval "
+        f"[{low:.3f}, {high:.3f}] ({m['seconds']:.1f} s)")
   return "\n".join(lines)
 
 
@@ -181,7 +213,9 @@ def main(argv):
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   config = DemoConfig(
       game=_GAME.value, simulations=_SIMULATIONS.value, seed=_SEED.value,
-      ismcts_simulations=_ISMCTS_SIMULATIONS.value, deals=_DEALS.value,
+      ismcts_simulations=_ISMCTS_SIMULATIONS.value,
+      match_game=_MATCH_GAME.value, match_opponent=_MATCH_OPPONENT.value,
+      match_time_limit=_MATCH_TIME.value, match_games=_MATCH_GAMES.value,
       progress=_PROGRESS.value)
   try:
     summary = run(config)

@@ -301,8 +301,9 @@ def test_sog_demo_scores_agents_and_plays_duplicate_head_to_head():
   # pylint: disable-next=g-import-not-at-top
   from open_spiel_sog.evaluation.exploitability import sog_exploitability
   result = _run("examples/sog_demo.py", "--game=kuhn_poker",
-                "--simulations=20", "--ismcts_simulations=50", "--deals=2",
-                "--seed=0", "--json", "--noprogress")
+                "--simulations=20", "--ismcts_simulations=50",
+                "--match_game=tic_tac_toe", "--match_time_limit=0.02",
+                "--match_games=2", "--seed=0", "--json", "--noprogress")
   assert result.returncode == 0, result.stderr
   summary = json.loads(result.stdout.strip().splitlines()[-1])
   assert summary["game"] == "kuhn_poker()"
@@ -322,19 +323,23 @@ def test_sog_demo_scores_agents_and_plays_duplicate_head_to_head():
   expected = sog_exploitability("kuhn_poker", {"simulations": 20}, [0])
   assert agents["sog"]["exploitability"] == pytest.approx(expected["mean"],
                                                           abs=1e-9)
-  h2h = summary["head_to_head"]
-  assert h2h["deals"] == 2
-  assert h2h["games"] == 2 * h2h["deals"]
-  assert h2h["ci95"] >= 0
-  assert h2h["low"] <= h2h["mean"] <= h2h["high"]
-  assert h2h["low"] == pytest.approx(h2h["mean"] - h2h["ci95"])
+  match = summary["match"]
+  assert match["game"] == "tic_tac_toe()" and match["games"] == 2
+  assert match["bots"] == ["sog(time_limit=0.02)", "mcts(time_limit=0.02)"]
+  assert match["wins"] + match["draws"] + match["losses"] == 2
+  low, high = match["score_95"]
+  assert low <= match["score"] <= high
+  assert "match tic_tac_toe(): sog(time_limit=0.02) vs mcts" in result.stdout
 
 
 @pytest.mark.parametrize("flag, message", [
     ("--game=no_such_game", "unknown game 'no_such_game'"),
     ("--game=kuhn_poker(players=3)", "two-player"),
     ("--simulations=-1", "--simulations"),
-    ("--deals=-3", "--deals"),
+    ("--match_games=3", "--match_games must be even"),
+    ("--match_time_limit=0", "--match_time_limit must be > 0"),
+    ("--match_game=no_such_game", "--match_game: unknown game"),
+    ("--match_opponent=no_such_bot", "unknown bot 'no_such_bot'"),
 ])
 def test_sog_demo_rejects_bad_flags_in_one_line(flag, message):
   result = _run("examples/sog_demo.py", flag, "--noprogress")

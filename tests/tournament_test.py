@@ -296,3 +296,19 @@ def test_wilson_interval_matches_the_textbook_values():
   low, high = tournament.wilson_interval(0, 10)
   assert low == 0.0 and round(high, 4) == 0.2775
   assert tournament.wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_duplicate_match_scores_each_seat():
+  """Both sides play the first legal square: in tic_tac_toe x then holds 0,
+  2, 4 and 6 and wins on the 2-4-6 diagonal, so the bot wins every game in
+  seat 0 and loses every one in seat 1 (OpenSpiel's rules decide)."""
+  game = pyspiel.load_game("tic_tac_toe")
+  first = lambda seat, k: pyspiel.load_bot(
+      "fixed_action_preference", game, seat, {"actions": "0:1:2:3:4:5:6:7:8"})
+  match = tournament.duplicate_match(game, first, first, 6)
+  assert (match["wins"], match["draws"], match["losses"]) == (3, 0, 3)
+  assert match["seat_scores"] == [1.0, 0.0] and match["score"] == 0.5
+  assert match["score_95"] == pytest.approx(
+      list(tournament.wilson_interval(3, 6)))
+  with pytest.raises(ValueError, match="games must be even"):
+    tournament.duplicate_match(game, first, first, 3)

@@ -54,34 +54,25 @@ def point(game: pyspiel.Game | str, snapshot: str, opponent: str,
   import open_spiel_sog  # pylint: disable=g-import-not-at-top,unused-import  (registers sog)
   if isinstance(game, str):
     game = pyspiel.load_game(game)
-  if games < 2 or games % 2:
-    raise ValueError(f"curve: games must be even and at least 2 (duplicate "
-                     f"seats), got {games}")
   if time_limit <= 0:
     raise ValueError(f"curve: time_limit must be > 0, got {time_limit}")
   text = opponent.replace("{t}", f"{time_limit:g}")
-  outcomes = {0: [], 1: []}  # seat -> SoG's scores (1, 0.5, 0)
-  for k in range(games // 2):
-    spec = tournament.parse_bot(text.replace("{seed}", str(k)), "curve")
-    for seat in (0, 1):
-      sog = pyspiel.load_bot("sog", game, seat, {
-          "checkpoint": snapshot, "time_limit": time_limit, "seed": k,
-          "simulations": 1_000_000})
-      other = tournament.load_bot(game, spec, 1 - seat, "curve")
-      bots = [sog, other] if seat == 0 else [other, sog]
-      ret = tournament.play_game(game, bots, k)[seat]
-      outcomes[seat].append(1.0 if ret > 0 else 0.5 if ret == 0 else 0.0)
-  scores = outcomes[0] + outcomes[1]
-  total = sum(scores)
-  low, high = tournament.wilson_interval(total, len(scores))
+  sog = lambda seat, k: pyspiel.load_bot("sog", game, seat, {
+      "checkpoint": snapshot, "time_limit": time_limit, "seed": k,
+      "simulations": 1_000_000})
+  other = lambda seat, k: tournament.load_bot(
+      game, tournament.parse_bot(text.replace("{seed}", str(k)), "curve"),
+      seat, "curve")
+  match = tournament.duplicate_match(game, sog, other, games, label="curve")
+  low, high = match["score_95"]
   return {"minutes": snapshot_minutes(snapshot),
           "opponent": text.replace(",seed={seed}", ""),
-          "time_limit": time_limit, "games": len(scores),
-          "wins": scores.count(1.0), "draws": scores.count(0.5),
-          "losses": scores.count(0.0), "score": round(total / len(scores), 4),
+          "time_limit": time_limit, "games": match["games"],
+          "wins": match["wins"], "draws": match["draws"],
+          "losses": match["losses"], "score": round(match["score"], 4),
           "score_low": round(low, 4), "score_high": round(high, 4),
-          "seat0_score": round(sum(outcomes[0]) / len(outcomes[0]), 4),
-          "seat1_score": round(sum(outcomes[1]) / len(outcomes[1]), 4),
+          "seat0_score": round(match["seat_scores"][0], 4),
+          "seat1_score": round(match["seat_scores"][1], 4),
           "snapshot": snapshot}
 
 

@@ -1,4 +1,5 @@
-"""Round-robin tournaments between registered bots, with Elo ratings.
+"""Round-robin tournaments between registered bots, with Elo ratings, and
+two-bot matches in duplicate seats (`duplicate_match`).
 
     from open_spiel_sog.evaluation import tournament
     result = tournament.round_robin(
@@ -183,6 +184,40 @@ def fit_elo(num_players: int, games: Sequence[tuple[int, int, float]],
 
 def _score(ret: float) -> float:
   return 1.0 if ret > 0 else (0.0 if ret < 0 else 0.5)
+
+
+def duplicate_match(game: pyspiel.Game, bot, opponent, games: int,
+                    progress: bool = False, label: str = "match"
+                    ) -> dict[str, Any]:
+  """`bot` against `opponent` over `games` games in duplicate seats: games
+  2k and 2k + 1 share seed k (their chance outcomes drawn alike), `bot` in
+  seat 0, then 1. `bot(seat, k)` and `opponent(seat, k)` make the bots.
+
+  Returns {"games", "wins", "draws", "losses" (the bot's), "score" ((wins +
+  draws / 2) / games), "score_95" (its 95% Wilson interval), "seat_scores"
+  ([seat 0, seat 1]), "seconds"}.
+  """
+  if games < 2 or games % 2:
+    raise ValueError(f"{label}: games must be even and at least 2 "
+                     f"(duplicate seats), got {games}")
+  started = time.perf_counter()
+  outcomes = {0: [], 1: []}  # seat -> the bot's scores (1, 0.5, 0)
+  with progress_bar(games, f"{label} {game}", disable=not progress) as bar:
+    for k in range(games // 2):
+      for seat in (0, 1):
+        bots = [bot(seat, k), opponent(1 - seat, k)]
+        if seat == 1:
+          bots.reverse()
+        outcomes[seat].append(_score(play_game(game, bots, k)[seat]))
+        bar.update(1)
+  scores = outcomes[0] + outcomes[1]
+  total = sum(scores)
+  return {"games": len(scores), "wins": scores.count(1.0),
+          "draws": scores.count(0.5), "losses": scores.count(0.0),
+          "score": total / len(scores),
+          "score_95": list(wilson_interval(total, len(scores))),
+          "seat_scores": [sum(outcomes[p]) / len(outcomes[p]) for p in (0, 1)],
+          "seconds": time.perf_counter() - started}
 
 
 def round_robin(game: pyspiel.Game | str, bots: str | Sequence[str],

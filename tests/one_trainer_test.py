@@ -397,6 +397,7 @@ def test_every_documented_training_command_runs_with_the_binarys_flags():
   for London takes 40 s here; `test_auto_picks_...` holds auto to the
   bot's search on the others)."""
   from absl import flags  # pylint: disable=g-import-not-at-top
+  _binary()  # (its flags defined, whichever test ran first)
   commands = _documented_commands()
   assert len(commands) >= 15, commands
   bad = {}

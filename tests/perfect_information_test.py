@@ -308,6 +308,30 @@ def test_the_shipped_connect_four_network_is_chosen_by_auto(capsys):
   del net
 
 
+BREAKTHROUGH = pyspiel.load_game("breakthrough(rows=6,columns=6)")
+
+
+def test_the_shipped_breakthrough_network_is_chosen_by_auto_and_plays():
+  """The zoo's breakthrough 6x6 network: `auto` picks it for the native
+  engine, its model card names the command that trained it, and two bots
+  with it play a whole game (breakthrough has no draws)."""
+  path = cvpn.shipped_checkpoint(BREAKTHROUGH)
+  assert path == os.path.join(cvpn.DATA_DIR,
+                              "breakthrough_columns_6_rows_6.npz")
+  assert os.path.getsize(path) < 10 * 2**20
+  meta, _ = policy_value.PolicyValueNet.read(path)
+  card = meta["extra"]["model_card"]
+  assert card["command"].startswith(
+      "examples/train.py --game=\"breakthrough(rows=6,columns=6)\"")
+  assert card["minutes"] > 0 and card["games"] > 0 and card["matches"]
+  bots = [sog.SoGBot(BREAKTHROUGH, p, {"simulations": 20, "seed": p})
+          for p in (0, 1)]
+  for bot in bots:
+    assert bot.policy_value is not None and bot.native is not None
+  returns = pyspiel.evaluate_bots(BREAKTHROUGH.new_initial_state(), bots, 0)
+  assert sorted(returns) == [-1.0, 1.0]
+
+
 def bot_step(state):
   bot = sog.SoGBot(C4, state.current_player(), {"simulations": 400})
   return bot.step(state)

@@ -32,9 +32,10 @@ install: $(STAMP)
 run: install
 	$(PY) examples/sog_demo.py
 
-# Two pytest workers (pytest-xdist), each taking whole test files: the suite
-# took 16 min 15 s in one process and 8 min 50 s in two on the 2-core machine
-# (2026-11-25). Module fixtures are built once, in the worker that runs the file.
+# Two pytest workers (pytest-xdist), each taking whole test files; module
+# fixtures are built once, in the worker that runs the file. A fresh clone's
+# make test took 8 min 57 s on the 2-core machine, installs included
+# (2026-12-07; docs/testing.md).
 # Tests marked `alone` time decisions against the wall clock: they run after
 # the others, in one process, so that no other worker shares the cores.
 test: install

@@ -147,7 +147,11 @@ def main(argv=None) -> int:
                       flag_values=defs)
   flags.DEFINE_bool("with_parent", False, "End when the parent process "
                     "ends (examples/train.py's).", flag_values=defs)
-  defs(argv or sys.argv)
+  try:
+    defs(argv or sys.argv)
+  except flags.Error as e:
+    print(f"curve: {e}", file=sys.stderr)
+    return 2
   if defs.with_parent:
     workers.die_with_parent()
   if not defs.game or not defs.snapshot or not defs.csv:

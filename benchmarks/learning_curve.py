@@ -31,12 +31,13 @@ from __future__ import annotations
 import glob
 import json
 import os
-import re
 import subprocess
 import sys
 
 from absl import app
 from absl import flags
+
+from open_spiel_sog.evaluation import curve
 
 _GAME = flags.DEFINE_string("game", "connect_four", "Game string.")
 _SNAPSHOTS = flags.DEFINE_string("snapshots", None, "A glob of the run's "
@@ -67,12 +68,12 @@ _HEAD_TO_HEAD = os.path.join(os.path.dirname(os.path.abspath(__file__)),
 
 
 def _minutes(path: str) -> float:
-  named = re.fullmatch(r"min_(\d+)\.npz", os.path.basename(path))
-  if named:
-    return float(named.group(1))
-  from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
-  meta, _ = policy_value.PolicyValueNet.read(path)
-  return float(meta.get("extra", {}).get("stats", {}).get("minutes", 0.0))
+  try:
+    return float(curve.snapshot_minutes(path))
+  except ValueError:  # (not named min_MMM.npz: its metadata's minutes)
+    from open_spiel_sog.algorithms.networks import policy_value  # pylint: disable=g-import-not-at-top
+    meta, _ = policy_value.PolicyValueNet.read(path)
+    return float(meta.get("extra", {}).get("stats", {}).get("minutes", 0.0))
 
 
 def _match(snapshot: str, opponent: str, time_limit: float) -> dict:
@@ -92,28 +93,12 @@ def _match(snapshot: str, opponent: str, time_limit: float) -> dict:
 
 
 def _plot(rows: list[dict], path: str) -> None:
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
-  fig, ax = plt.subplots(figsize=(6.5, 4))
-  for label in dict.fromkeys(r["label"] for r in rows):
-    mine = sorted((r for r in rows if r["label"] == label),
-                  key=lambda r: r["train_minutes"])
-    x = [r["train_minutes"] for r in mine]
-    y = [r["score"] for r in mine]
-    err = [[r["score"] - r["score_95"][0] for r in mine],
-           [r["score_95"][1] - r["score"] for r in mine]]
-    ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label)
-  ax.axhline(0.5, color="grey", lw=0.8, ls="--")
-  ax.set_xlabel("training minutes")
-  ax.set_ylabel("SoG's score (95% interval)")
-  ax.set_ylim(0, 1)
-  ax.set_title(f"{_GAME.value}: SoG with the network", fontsize=9)
-  ax.legend(fontsize=7)
-  ax.grid(True, alpha=0.3)
-  fig.tight_layout()
-  fig.savefig(path, dpi=100)
-  plt.close(fig)
+  """One line per match (`evaluation.curve.plot`)."""
+  curve.plot([{"opponent": r["label"], "minutes": r["train_minutes"],
+               "score": r["score"], "score_low": r["score_95"][0],
+               "score_high": r["score_95"][1],
+               "games": r["wins"] + r["draws"] + r["losses"]}
+              for r in rows], path, f"{_GAME.value}: SoG with the network")
 
 
 def _read_rows(path: str) -> list[dict]:

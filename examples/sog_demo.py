@@ -119,12 +119,12 @@ def _spec(name: str, params: dict[str, Any]) -> str:
   return f"{name}({inner})" if inner else name
 
 
-def _load_game(text: str) -> pyspiel.Game:
+def _load_game(text: str, flag: str = "--game") -> pyspiel.Game:
   """load_game, with a one-line error for an unknown game's name (OpenSpiel's
-  own lists every registered game)."""
+  own lists every registered game), naming `flag`."""
   name = pyspiel.game_parameters_from_string(text).get("name")
   if name not in pyspiel.registered_names():
-    raise ValueError(f"--game: unknown game {name or text!r} "
+    raise ValueError(f"{flag}: unknown game {name or text!r} "
                      "(pyspiel.registered_names() lists the known ones)")
   return pyspiel.load_game(text)
 
@@ -161,10 +161,7 @@ def run(config: DemoConfig) -> dict[str, Any]:
 
 def _match_setup(config: DemoConfig) -> tuple[pyspiel.Game, Any]:
   """The match's game and opponent (its BotSpec), each checked."""
-  try:
-    game = _load_game(config.match_game)
-  except ValueError as e:
-    raise ValueError(f"--match_game: {e}".replace("--game: ", "")) from None
+  game = _load_game(config.match_game, "--match_game")
   opponent = tournament.parse_bot(
       _spec(config.match_opponent, {"time_limit": config.match_time_limit}),
       "--match_opponent")

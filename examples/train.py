@@ -599,9 +599,11 @@ class _Curve:
     self._process = None
     self._thread = threading.Thread(target=self._work, name="curve",
                                     daemon=True)
-    self._thread.start()
 
   def add(self, snapshot: str) -> None:
+    """Queues `snapshot`'s point (the runner starts with the first)."""
+    if not self._thread.is_alive():
+      self._thread.start()
     self._queue.put(snapshot)
 
   def _work(self) -> None:
@@ -623,12 +625,14 @@ class _Curve:
   def finish(self, wait: bool = True) -> None:
     """Waits for the points still to measure (Ctrl-C skips them); without
     `wait` (a signal stopped the run), drops them."""
-    pending = self._queue.qsize() + (
-        self._process is not None and self._process.poll() is None)
-    self._queue.put(None)
+    if not self._thread.is_alive():
+      return
     if not wait:
       self._skip()
       return
+    pending = self._queue.qsize() + (
+        self._process is not None and self._process.poll() is None)
+    self._queue.put(None)
     if pending:
       self._log(f"curve: measuring {pending} snapshot(s) against "
                 f"{self._opponent.split('(')[0]} "
@@ -713,12 +717,13 @@ def main(argv):
         f"{_CURVE_TIME.value:g}")
     return 2
   writer = _TensorBoard(_TENSORBOARD.value) if _TENSORBOARD.value else None
-  points = []  # (the snapshots written before the curve's runner starts)
+  curve_runner = (_Curve(_GAME.value, recipe, run_dir, log) if measure_curve
+                  else None)
   try:
     trainer = Trainer(config, resume=resume, evaluation=evaluation,
                       progress=_PROGRESS.value, summary_writer=writer,
-                      log=log, on_snapshot=(lambda path: points[0].add(path))
-                      if measure_curve else None)
+                      log=log,
+                      on_snapshot=curve_runner.add if curve_runner else None)
   except (ValueError, cvpn.CheckpointError) as e:
     message = str(e)
     log(message if message.startswith("train:") else f"train: {message}")
@@ -728,8 +733,6 @@ def main(argv):
   os.makedirs(run_dir, exist_ok=True)
   log_file.append(open(os.path.join(run_dir, "train.log"), "a"))
   log_file[0].write("".join(line + "\n" for line in early))
-  if measure_curve:
-    points.append(_Curve(_GAME.value, recipe, run_dir, log))
   try:
     with stop_on_signals(trainer, log=log) as received:
       summary = trainer.run()
@@ -741,8 +744,8 @@ def main(argv):
   log(f"{verb} {summary['game']} ({recipe}) at step {summary['steps']} after "
       f"{summary['minutes']:.1f} minutes in all ({summary['examples']} "
       f"examples this run); checkpoint: {summary['checkpoint']}")
-  if points:
-    points[0].finish(wait=not received)
+  if curve_runner is not None:
+    curve_runner.finish(wait=not received)
     rows = curve.read(os.path.join(run_dir, "curve.csv"))
     summary["curve"] = [{k: r[k] for k in ("minutes", "score", "score_low",
                                            "score_high", "games")}

@@ -95,8 +95,9 @@ def append(path: str, row: dict) -> None:
 
 
 def plot(rows: list[dict], path: str, title: str) -> bool:
-  """Draws the curve's points with their 95% intervals; False where
-  matplotlib is not installed (the `plot` extra)."""
+  """Draws the points (`minutes`, `score`, `score_low`, `score_high`,
+  `games`), one line per `opponent` (its legend), with their 95%
+  intervals; False where matplotlib is not installed (the `plot` extra)."""
   try:
     import matplotlib  # pylint: disable=g-import-not-at-top
   except ImportError:
@@ -112,7 +113,7 @@ def plot(rows: list[dict], path: str, title: str) -> bool:
     err = [[s - float(r["score_low"]) for s, r in zip(y, mine)],
            [float(r["score_high"]) - s for s, r in zip(y, mine)]]
     ax.errorbar(x, y, yerr=err, marker="o", capsize=3,
-                label=f"vs {opponent} ({mine[-1]['games']} games a point)")
+                label=f"{opponent} ({mine[-1]['games']} games a point)")
   ax.axhline(0.5, color="grey", lw=0.8, ls="--")
   ax.set_xlabel("training minutes")
   ax.set_ylabel("SoG's score (95% interval)")

@@ -120,9 +120,10 @@ def situation(state: pyspiel.State) -> tuple[str, ...] | None:
 
 
 def situations(root: list[RootHistory]) -> set[tuple[str, ...]] | None:
-  """The situations of `root`'s histories (None where the game has
-  none)."""
-  if not root or situation(root[0].state) is None:
+  """The situations of `root`'s histories (None where the game has none:
+  `consistent_histories` then takes no `spread`)."""
+  if not root or not root[0].state.get_game().get_type(
+  ).provides_observation_string:
     return None
   return {situation(r.state) for r in root}
 
@@ -147,6 +148,7 @@ def consistent_histories(keys: HistoryKeys, player: int, path: KeyPath,
   (Mr. X's possible stations in Scotland Yard, where a few stations have
   most of the paths)."""
   game = keys.game
+  players = range(game.num_players())
   found: list[RootHistory] = []
   visits = 0
   last = len(path.keys) - 1
@@ -192,7 +194,7 @@ def consistent_histories(keys: HistoryKeys, player: int, path: KeyPath,
         # Histories in one situation where the player's keys agree reach
         # the same situations: one of them is walked (Scotland Yard's
         # paths to a station, exponentially many, walked as one).
-        here = situation(state)
+        here = tuple(state.observation_string(p) for p in players)
         if owners.setdefault((here, k[player], pos), h) != h:
           continue
       if pos == last and actor == path.final_actor:

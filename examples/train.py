@@ -47,6 +47,7 @@ the flags are the trainer's documented interface (docs/training.md), and
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import queue
@@ -58,6 +59,7 @@ import threading
 
 from absl import app
 from absl import flags
+import pyspiel
 
 from open_spiel_sog.algorithms.networks import NetworkConfig
 from open_spiel_sog.algorithms.networks import TORSOS
@@ -66,6 +68,7 @@ from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import BACKENDS
 from open_spiel_sog.algorithms.training import EvalConfig
 from open_spiel_sog.algorithms.training import INFERENCE
+from open_spiel_sog.algorithms.training import presets
 from open_spiel_sog.algorithms.training import LEARNER_THREADS
 from open_spiel_sog.algorithms.training import PLATFORMS
 from open_spiel_sog.algorithms.training import recipes
@@ -217,12 +220,13 @@ _EPSILON = flags.DEFINE_float("epsilon", None, "Share of self-play moves "
                               "the uniform mix of the policy).")
 _P_TD1 = flags.DEFINE_float(
     "p_td1", None, "Table S2's p_td1: perfect_information: the share of "
-    "decisions that are examples; public_states: the probability that a "
-    "main-line public state gets the outcome as a value target.")
+    "decisions that are examples (default: the game's preset, "
+    "docs/training.md); public_states: the probability that a main-line "
+    "public state gets the outcome as a value target.")
 _GREEDY_AFTER = flags.DEFINE_integer(
     "greedy_after", None, "perfect_information: moves drawn from the "
-    "search's policy before argmax play; public_states: play greedily after "
-    "this many moves (0: never).")
+    "search's policy before argmax play (default: the game's preset); "
+    "public_states: play greedily after this many moves (0: never).")
 _TOKEN_WIDTH = flags.DEFINE_integer(
     "token_width", None, "The token CVPN's infostate and public embedding "
     "width.")
@@ -321,7 +325,8 @@ _FULL_P = flags.DEFINE_float(
 _GAMES = flags.DEFINE_integer("games", _PI.games, "Games played side by side "
                               "in each actor (the network's batch).")
 _DIR_ALPHA = flags.DEFINE_float("dirichlet_alpha", _PI.dirichlet_alpha,
-                                "Dirichlet noise concentration at the root.")
+                                "Dirichlet noise concentration at the root "
+                                "(default: the game's preset, at most this).")
 _DIR_FRACTION = flags.DEFINE_float(
     "dirichlet_fraction", _PI.dirichlet_fraction,
     "Share of Dirichlet noise in the root prior of full searches.")
@@ -334,8 +339,8 @@ _TARGET = flags.DEFINE_enum("policy_target", _PI.policy_target,
 _CPUCT = flags.DEFINE_float("c_puct", _PI.c_puct, "PUCT's exploration "
                             "constant.")
 _SYM = flags.DEFINE_bool("symmetries", _PI.symmetries, "Augment examples "
-                         "with the board's symmetries where the game has "
-                         "them.")
+                         "with the board's symmetries where the recipe "
+                         "knows them (default: the game's preset).")
 
 # --- fog_of_war --------------------------------------------------------------
 _ROOT_H = flags.DEFINE_integer("root_histories", _FOG.root_histories,
@@ -476,6 +481,28 @@ def _ints(name: str, values) -> tuple[int, ...]:
                      f"{','.join(values)}") from None
 
 
+@functools.lru_cache(maxsize=None)
+def _game_class(game: str) -> presets.GameClass:
+  return presets.game_class(pyspiel.load_game(game))
+
+
+def game_presets(recipe_name: str) -> dict:
+  """`presets.for_class` of --game's class for `recipe_name`: the
+  defaults a flag left unset takes."""
+  if recipe_name not in presets.RECIPES:
+    return {}
+  return presets.for_class(_game_class(_GAME.value), recipe_name)
+
+
+def presets_line(recipe_name: str) -> str | None:
+  """The line the binary prints of --game's presets, or None."""
+  preset = game_presets(recipe_name)
+  if not preset:
+    return None
+  given = {name: flags.FLAGS[name].value for name in preset if _given(name)}
+  return f"train: presets for its class: {presets.describe(preset, given)}"
+
+
 def network_from_flags(recipe: recipes.Recipe,
                        saved: NetworkConfig | None) -> NetworkConfig:
   """The recipe's network (or a resumed run's), with the given flags."""
@@ -509,6 +536,10 @@ def config_from_flags(recipe_name: str, run_dir: str,
         f"train: {foreign[0]} is not used by the {recipe_name} recipe; it "
         f"is for {' and '.join(flag_recipes(name))} (--recipe picks one)")
   fields = dict(recipe.defaults)
+  preset = game_presets(recipe_name)
+  fields.update({name: value for name, (value, _) in preset.items()
+                 if name not in recipes.settings_of(recipe_name)
+                 and not _given(name)})
 
   def take(flag_name: str, field: str | None = None):
     field = field or flag_name
@@ -529,6 +560,8 @@ def config_from_flags(recipe_name: str, run_dir: str,
   settings = {}
   for name in recipes.settings_of(recipe_name):
     settings[name] = flags.FLAGS[name].value
+    if name in preset and not _given(name):
+      settings[name] = preset[name][0]
   checkpoint = _CHECKPOINT.value or os.path.join(run_dir, "checkpoint.npz")
   snapshot_dir = (_SNAPSHOT_DIR.value if _SNAPSHOT_DIR.value is not None
                   else os.path.join(run_dir, "snapshots"))
@@ -707,6 +740,9 @@ def main(argv):
   except ValueError as e:
     log(str(e))
     return 2
+  line = presets_line(recipe)
+  if line:
+    log(line)
   if resume:
     log(f"train: resuming {checkpoint} (--noresume starts over)")
   measure_curve = recipe in curve.OPPONENTS and _CURVE_GAMES.value != 0

@@ -8,7 +8,7 @@ import pyspiel
 
 import open_spiel_sog  # pylint: disable=unused-import  (registers sog)
 
-_NO_NETWORK = "sog: no trained network ships for tic_tac_toe()"
+_NO_NETWORK = "sog: no trained network ships for hex(board_size=4)"
 
 
 def _bots(game, n):
@@ -17,8 +17,7 @@ def _bots(game, n):
 
 
 def test_a_missing_network_is_told_once_per_game(capsys):
-  tic_tac_toe = pyspiel.load_game("tic_tac_toe")
-  _bots(tic_tac_toe, 3)
+  _bots(pyspiel.load_game("hex(board_size=4)"), 3)
   err = capsys.readouterr().err
   assert err.count(_NO_NETWORK) == 1, err
   _bots(pyspiel.load_game("hex(board_size=3)"), 2)
@@ -32,7 +31,7 @@ def test_debug_logging_shows_every_notice(capsys):
   level = logger.level
   logger.setLevel(logging.DEBUG)
   try:
-    _bots(pyspiel.load_game("tic_tac_toe"), 3)
+    _bots(pyspiel.load_game("hex(board_size=4)"), 3)
   finally:
     logger.setLevel(level)
   assert capsys.readouterr().err.count(_NO_NETWORK) == 3

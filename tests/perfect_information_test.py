@@ -308,28 +308,37 @@ def test_the_shipped_connect_four_network_is_chosen_by_auto(capsys):
   del net
 
 
-BREAKTHROUGH = pyspiel.load_game("breakthrough(rows=6,columns=6)")
+ZOO = ["breakthrough(rows=6,columns=6)", "tic_tac_toe"]
 
 
-def test_the_shipped_breakthrough_network_is_chosen_by_auto_and_plays():
-  """The zoo's breakthrough 6x6 network: `auto` picks it for the native
-  engine, its model card names the command that trained it, and two bots
-  with it play a whole game (breakthrough has no draws)."""
-  path = cvpn.shipped_checkpoint(BREAKTHROUGH)
+@pytest.mark.parametrize("name", ZOO)
+def test_each_zoo_network_is_chosen_by_auto_and_plays(name):
+  """The zoo's networks: `auto` picks each for the native engine, its model
+  card names the one command that trained it and its matches, and two bots
+  with it play a whole game."""
+  game = pyspiel.load_game(name)
+  path = cvpn.shipped_checkpoint(game)
   assert path == os.path.join(cvpn.DATA_DIR,
-                              "breakthrough_columns_6_rows_6.npz")
+                              cvpn.shipped_checkpoint_name(game))
   assert os.path.getsize(path) < 10 * 2**20
   meta, _ = policy_value.PolicyValueNet.read(path)
   card = meta["extra"]["model_card"]
-  assert card["command"].startswith(
-      "examples/train.py --game=\"breakthrough(rows=6,columns=6)\"")
+  assert card["command"].startswith("examples/train.py --game=")
   assert card["minutes"] > 0 and card["games"] > 0 and card["matches"]
-  bots = [sog.SoGBot(BREAKTHROUGH, p, {"simulations": 20, "seed": p})
+  for match in card["matches"]:
+    assert os.path.exists(os.path.join(
+        os.path.dirname(os.path.dirname(cvpn.DATA_DIR)), match["results"]))
+  bots = [sog.SoGBot(game, p, {"simulations": 20, "seed": p})
           for p in (0, 1)]
   for bot in bots:
     assert bot.policy_value is not None and bot.native is not None
-  returns = pyspiel.evaluate_bots(BREAKTHROUGH.new_initial_state(), bots, 0)
-  assert sorted(returns) == [-1.0, 1.0]
+  returns = pyspiel.evaluate_bots(game.new_initial_state(), bots, 0)
+  assert sum(returns) == 0 and all(r in (-1.0, 0.0, 1.0) for r in returns)
+
+
+def test_the_shipped_tic_tac_toe_network_never_loses_to_mcts():
+  # The zoo's goal, at 50 simulations each (the trained-here test's match).
+  assert _score_against_mcts(cvpn.shipped_checkpoint(TTT)) == 0
 
 
 def bot_step(state):

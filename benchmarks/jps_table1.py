@@ -1,7 +1,7 @@
 r"""The JPS paper's Table 1 (CFR1k and CFR1k+JPS), beside the paper's figures.
 
   python benchmarks/jps_table1.py --json \
-      --out=benchmarks/results/jps_table1.json
+      --out=benchmarks/results/jps/jps_table1.json
 
 Each row: --seeds seeds (--big_seeds for games of more than 10,000
 histories) of CFR from a random initial policy (1,000 iterations, as the

@@ -4,7 +4,8 @@ against OpenSpiel's MCTS (or --opponent), by training minutes.
   python benchmarks/learning_curve.py --game=connect_four \
       --snapshots='runs/connect_four/snapshots/min_*.npz' \
       --ladder=1000,4000,16000 \
-      --num_games=20 --png=benchmarks/results/connect_four_learning.png --json
+      --num_games=20 --json \
+      --png=benchmarks/results/networks/connect_four_learning.png
 
 For each snapshot of an `examples/train.py` run (RUN_DIR/snapshots) and
 each opponent, `benchmarks/head_to_head.py` plays --num_games games in

@@ -10,7 +10,7 @@ that a possible location of category c is the true one.
 
 The games are the bot against itself with location categorization off
 (uniform determinizations), so the table does not feed on itself. Writes
-benchmarks/results/scotland_yard_lc_table_<date>.json; the bot's
+benchmarks/results/scotland_yard/scotland_yard_lc_table_<date>.json; the bot's
 `LC_WEIGHTS` quote it.
 """
 
@@ -36,8 +36,8 @@ _PLAYOUTS = flags.DEFINE_integer("playouts", 1000, "Playouts per move.")
 _SEED = flags.DEFINE_integer("seed", 0, "First game's seed.")
 _GAME = flags.DEFINE_string("game", "scotland_yard(map=london)", "The game.")
 _OUT = flags.DEFINE_string("out", "", "Results file (default: "
-                           "benchmarks/results/scotland_yard_lc_table_<date>"
-                           ".json).")
+                           "benchmarks/results/scotland_yard/"
+                           "scotland_yard_lc_table_<date>.json).")
 
 
 def main(_):
@@ -93,7 +93,7 @@ def main(_):
       "seconds": round(time.monotonic() - start, 1),
   }
   out = _OUT.value or os.path.join(
-      os.path.dirname(__file__), "results",
+      os.path.dirname(__file__), "results", "scotland_yard",
       f"scotland_yard_lc_table_{date}.json")
   with open(out, "w", encoding="utf-8") as f:
     json.dump(result, f, indent=1)

@@ -12,9 +12,9 @@ of further bot parameters (an ablation: 1000:0.4:0.556:location_categorization=f
 The results file is rewritten after each row. Both seats run the same bot (every
 enhancement on, r on both seats though only the detectives read it); game g
 deals its starts from seed + g and seeds the bots from it. Runs the C++
-search (the shim must load). Writes
-benchmarks/results/scotland_yard_mcts_validation_<date>.json with the
-command, commit, date, machine and every game's outcome.
+search (the shim must load). Writes benchmarks/results/scotland_yard/
+scotland_yard_mcts_validation_<date>.json with the command, commit, date,
+machine and every game's outcome.
 """
 
 import collections
@@ -51,8 +51,8 @@ _WORKERS = flags.DEFINE_integer("workers", 1, "Processes playing games "
                                 "(each game is one process's).")
 _GAME = flags.DEFINE_string("game", "scotland_yard(map=london)", "The game.")
 _OUT = flags.DEFINE_string("out", "", "Results file (default: benchmarks/"
-                           "results/scotland_yard_mcts_validation_<date>"
-                           ".json).")
+                           "results/scotland_yard/scotland_yard_mcts_"
+                           "validation_<date>.json).")
 
 
 
@@ -99,7 +99,7 @@ def main(_):
                      "the Python search is too slow for this run")
   date = datetime.date.today().isoformat()
   out = _OUT.value or os.path.join(
-      os.path.dirname(__file__), "results",
+      os.path.dirname(__file__), "results", "scotland_yard",
       f"scotland_yard_mcts_validation_{date}.json")
   result = {
       "what": "scotland_yard_mcts on both sides against thesis Table 7.10 "

@@ -3,7 +3,8 @@ search's simulations and histories on one position, side by side in one
 process.
 
   python benchmarks/scotland_yard_native.py --json
-  # results: benchmarks/results/scotland_yard_native_london_2s_2026-12-05.json
+  # results: benchmarks/results/scotland_yard/
+  #   scotland_yard_native_london_2s_2026-12-05.json
 
 The position: --game's first decision of --player after --walk random
 actions (seed --seed). For each game (`scotland_yard`, the C++ game searched

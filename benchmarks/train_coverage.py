@@ -10,7 +10,7 @@ row gives each one's peak resident memory (VmHWM), and marks the game `over`
 where one passes --memory_limit_gb (4). The issue's measurement:
 
   python benchmarks/train_coverage.py --mode=defaults --json \
-      --output=benchmarks/results/train_coverage_defaults.json
+      --output=benchmarks/results/training/train_coverage_defaults.json
 
 --mode=tokens (the default): which games a token CVPN trains on
 (examples/train.py --recipe=public_states --input=tokens: the sound
@@ -18,7 +18,7 @@ self-play recipe on every game, whichever recipe train.py would pick for
 it).
 
   python benchmarks/train_coverage.py --json \
-      --output=benchmarks/results/train_coverage.json
+      --output=benchmarks/results/training/train_coverage.json
 
 For every game of `coverage_games()` (benchmarks/coverage_games.py: the
 two-player zero-sum or constant-sum games the sog bot plays), or those of
@@ -151,7 +151,7 @@ _GAME_ARGS = flags.DEFINE_multi_string(
     "256 tokens against 5 ms for the values alone; with 30, 26 s).")
 _ORDER_FROM = flags.DEFINE_string(
     "order_from",
-    os.path.join(_ROOT, "benchmarks", "results",
+    os.path.join(_ROOT, "benchmarks", "results", "games",
                  "game_coverage_200_moves.json"),
     "A game_coverage JSON file: games run in increasing order of the peak "
     "memory it records (games it lacks last); empty: the order of --games "
@@ -161,7 +161,7 @@ _JSON = flags.DEFINE_bool("json", False,
                           "object on the last line.")
 _OUTPUT = flags.DEFINE_string(
     "output", "", "Also write that JSON object to this file (e.g. "
-    "benchmarks/results/train_coverage.json).")
+    "benchmarks/results/training/train_coverage.json).")
 _LOG_DIR = flags.DEFINE_string(
     "logs", "", "Also keep each child's stderr (tracebacks included) as "
     "LOGS/GAME.log.")

@@ -3,8 +3,8 @@ r"""Ships a trained network into open_spiel_sog/data/ with its model card.
     python tools/ship_network.py --snapshot=runs/othello/snapshots/min_080.npz \
       --command='examples/train.py --game=othello --minutes=80' \
       --machine='2-core development machine (2 actor processes), 2026-12-07' \
-      --match='benchmarks/results/othello_vs_mcts.json' \
-      --match='benchmarks/results/othello_curve.csv:80'
+      --match='benchmarks/results/networks/othello_vs_mcts.json' \
+      --match='benchmarks/results/networks/othello_curve.csv:80'
 
 The checkpoint is written without its optimiser state under the name
 `value_function=auto` looks for (`cvpn.shipped_checkpoint_name`); its

@@ -124,8 +124,9 @@ EPSILON_DETECTIVES = 0.2
 # share of possible locations of category c that held Mr. X. Measured by
 # benchmarks/scotland_yard_lc_table.py in 100 games of this bot's self-play
 # on London at 1,000 playouts with location categorization off
-# (results/scotland_yard_lc_table_2026-12-06.json), as the thesis measures
-# its own (section 7.2.3, Table 7.1), whose values we do not have.
+# (results/scotland_yard/scotland_yard_lc_table_2026-12-06.json), as the
+# thesis measures its own (section 7.2.3, Table 7.1), whose values we do
+# not have.
 LC_WEIGHTS = (0.04278, 0.08536, 0.05623, 0.04704, 0.03150)
 NUM_CATEGORIES = 5
 

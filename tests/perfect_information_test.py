@@ -308,7 +308,7 @@ def test_the_shipped_connect_four_network_is_chosen_by_auto(capsys):
   del net
 
 
-ZOO = ["breakthrough(rows=6,columns=6)", "tic_tac_toe"]
+ZOO = ["breakthrough(rows=6,columns=6)", "othello", "tic_tac_toe"]
 
 
 @pytest.mark.parametrize("name", ZOO)

@@ -76,7 +76,10 @@ def main(argv):
                        ("machine", _MACHINE)):
     if not holder.value:
       sys.exit(f"ship_network: --{name} is required")
-  meta = json.loads(_read_meta(_SNAPSHOT.value))
+  try:
+    meta = json.loads(_read_meta(_SNAPSHOT.value))
+  except (OSError, KeyError, ValueError) as e:
+    sys.exit(f"ship_network: cannot read {_SNAPSHOT.value!r}: {e}")
   game = meta["game"]
   net = recipes.get(recipes.recipe_of(meta)).load_network(
       _SNAPSHOT.value, game)

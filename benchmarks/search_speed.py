@@ -87,8 +87,15 @@ def cfr_seconds(game: pyspiel.Game, iterations: int) -> float:
 def main(argv):
   del argv
   game = pyspiel.load_game(_GAME.value)
-  if cvpn.shipped_checkpoint(game) is None:
-    print(f"search_speed: no network ships for {game}; shipped: "
+  path = cvpn.shipped_checkpoint(game)
+  if path is not None:
+    try:
+      cvpn.read_checkpoint(path)
+    except cvpn.CheckpointError:  # (a policy-value network: no CVPN)
+      path = None
+  if path is None:
+    print(f"search_speed: no CVPN network ships for {game} (this times a "
+          f"CVPN search against CFR+); shipped: "
           f"{', '.join(cvpn.shipped_games())}", file=sys.stderr)
     sys.exit(2)
   params = {"simulations": _SIMULATIONS.value, "expansions_per_update": 1.0,

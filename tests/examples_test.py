@@ -254,7 +254,8 @@ def test_search_speed_times_a_network_search_against_cfr_plus():
     assert sum(p for _, p in decision["policy"]) == pytest.approx(1.0)
   refused = _run("benchmarks/search_speed.py", "--game=tic_tac_toe")
   assert refused.returncode == 2
-  assert "no network ships for tic_tac_toe()" in refused.stderr
+  # (tic_tac_toe's shipped network is a policy-value network, not a CVPN.)
+  assert "no CVPN network ships for tic_tac_toe()" in refused.stderr
   assert "Traceback" not in refused.stderr
   refused = _run("benchmarks/search_speed.py", "--walks_per_simulation=0")
   assert refused.returncode == 2

@@ -63,14 +63,13 @@ import pyspiel
 
 from open_spiel_sog.algorithms.networks import NetworkConfig
 from open_spiel_sog.algorithms.networks import TORSOS
-from open_spiel_sog.algorithms.networks.policy_value import POLICY_VALUE_FORMAT
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import BACKENDS
 from open_spiel_sog.algorithms.training import EvalConfig
 from open_spiel_sog.algorithms.training import INFERENCE
-from open_spiel_sog.algorithms.training import presets
 from open_spiel_sog.algorithms.training import LEARNER_THREADS
 from open_spiel_sog.algorithms.training import PLATFORMS
+from open_spiel_sog.algorithms.training import presets
 from open_spiel_sog.algorithms.training import recipes
 from open_spiel_sog.algorithms.training import SOLVERS
 from open_spiel_sog.algorithms.training import stop_on_signals
@@ -525,7 +524,7 @@ def config_from_flags(recipe_name: str, run_dir: str,
   the one place where flags become configs (every TrainConfig field, every
   NetworkConfig field and every recipe setting has a flag;
   tests/training_test.py checks it). Unset flags take the recipe's
-  defaults. Raises ValueError, in one line, for a flag the recipe does not
+  defaults, or the game's presets where the recipe has them. Raises ValueError, in one line, for a flag the recipe does not
   use."""
   recipe = recipes.get(recipe_name)
   foreign = [f"--{name}" for name in training_flags()
@@ -536,10 +535,6 @@ def config_from_flags(recipe_name: str, run_dir: str,
         f"train: {foreign[0]} is not used by the {recipe_name} recipe; it "
         f"is for {' and '.join(flag_recipes(name))} (--recipe picks one)")
   fields = dict(recipe.defaults)
-  preset = game_presets(recipe_name)
-  fields.update({name: value for name, (value, _) in preset.items()
-                 if name not in recipes.settings_of(recipe_name)
-                 and not _given(name)})
 
   def take(flag_name: str, field: str | None = None):
     field = field or flag_name
@@ -560,8 +555,9 @@ def config_from_flags(recipe_name: str, run_dir: str,
   settings = {}
   for name in recipes.settings_of(recipe_name):
     settings[name] = flags.FLAGS[name].value
-    if name in preset and not _given(name):
-      settings[name] = preset[name][0]
+  for name, (value, _) in game_presets(recipe_name).items():
+    if not _given(name):  # (a TrainConfig field or a recipe setting)
+      (settings if name in settings else fields)[name] = value
   checkpoint = _CHECKPOINT.value or os.path.join(run_dir, "checkpoint.npz")
   snapshot_dir = (_SNAPSHOT_DIR.value if _SNAPSHOT_DIR.value is not None
                   else os.path.join(run_dir, "snapshots"))
@@ -599,15 +595,12 @@ def _saved(path: str) -> dict | None:
   """A checkpoint's metadata, or None where there is no file."""
   if not os.path.exists(path):
     return None
-  from open_spiel_sog.algorithms.networks import read_npz  # pylint: disable=g-import-not-at-top
-  for fmt, kind in ((cvpn.CHECKPOINT_FORMAT, "cvpn"),
-                    (POLICY_VALUE_FORMAT, "policy-value")):
-    try:
-      return read_npz(path, fmt, kind)[0]
-    except cvpn.CheckpointError:
-      continue
-  raise ValueError(f"train: {path!r} is not a checkpoint of this trainer; "
-                   "pass another --run_dir, or --noresume to replace it")
+  try:
+    return recipes.checkpoint_meta(path)
+  except cvpn.CheckpointError:
+    raise ValueError(f"train: {path!r} is not a checkpoint of this trainer; "
+                     "pass another --run_dir, or --noresume to replace it"
+                     ) from None
 
 
 class _Curve:

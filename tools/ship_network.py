@@ -77,13 +77,13 @@ def main(argv):
     if not holder.value:
       sys.exit(f"ship_network: --{name} is required")
   try:
-    meta = json.loads(_read_meta(_SNAPSHOT.value))
-  except (OSError, KeyError, ValueError) as e:
-    sys.exit(f"ship_network: cannot read {_SNAPSHOT.value!r}: {e}")
+    meta = recipes.checkpoint_meta(_SNAPSHOT.value)
+  except cvpn.CheckpointError as e:
+    sys.exit(f"ship_network: {e}")
   game = meta["game"]
-  net = recipes.get(recipes.recipe_of(meta)).load_network(
-      _SNAPSHOT.value, game)
-  extra = dict(net.metadata.get("extra", {}))
+  recipe = recipes.get(recipes.recipe_of(meta))
+  net = recipe.load_network(_SNAPSHOT.value, game)
+  extra = dict(meta.get("extra", {}))
   extra["model_card"] = {
       "command": _COMMAND.value, "minutes": round(extra["minutes"], 1),
       "games": extra["games"], "examples": extra["examples"],
@@ -95,7 +95,7 @@ def main(argv):
     except (OSError, ValueError, KeyError) as e:
       sys.exit(f"ship_network: --match={spec}: {e}")
   out = os.path.join(_OUT_DIR.value, cvpn.shipped_checkpoint_name(game))
-  net.save(out, extra=extra, include_optimizer=False)
+  recipe.save(net, out, game, extra, include_optimizer=False)
   size = os.path.getsize(out)
   if size > MAX_BYTES:
     os.remove(out)
@@ -103,12 +103,6 @@ def main(argv):
              f"ships networks under 10 MB")
   print(json.dumps(extra["model_card"], indent=1))
   print(f"wrote {out} ({size / 2**20:.2f} MB)")
-
-
-def _read_meta(path: str) -> str:
-  import numpy as np  # pylint: disable=g-import-not-at-top
-  with np.load(path, allow_pickle=False) as d:
-    return bytes(d["__meta__"]).decode()
 
 
 if __name__ == "__main__":

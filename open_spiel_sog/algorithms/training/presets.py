@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import pyspiel
 
+from open_spiel_sog.algorithms.training import perfect_information as pi
+
 RECIPES = ("perfect_information",)  # (the recipes with presets)
 PLAYOUTS = 20
 PLAYOUT_MOVES = 10_000  # (a bound on one random game's moves)
@@ -51,8 +53,6 @@ def game_class(game: pyspiel.Game, playouts: int = PLAYOUTS,
                seed: int = 0) -> GameClass:
   """`game`'s class: declared properties and `playouts` uniformly random
   games' counts (seeded: the same numbers on every machine)."""
-  # (perfect_information imports the native engine: only here, lazily.)
-  from open_spiel_sog.algorithms.training import perfect_information as pi  # pylint: disable=g-import-not-at-top
   game_type = game.get_type()
   shape = (game.observation_tensor_shape()
            if game_type.provides_observation_tensor else [])

@@ -22,12 +22,15 @@ name.
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any
 
 import pyspiel
 
+from open_spiel_sog.algorithms.networks import CheckpointError
 from open_spiel_sog.algorithms.networks import NetworkConfig
 from open_spiel_sog.algorithms.networks import policy_value
+from open_spiel_sog.algorithms.networks import read_npz
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.sog import engine as engine_lib
 from open_spiel_sog.algorithms.sog.anchored import needs_anchored
@@ -501,6 +504,21 @@ class FogOfWar(Recipe):
     else:
       net = self.make_network(config, game)
     return FogOfWarWorker(config, net, seed, index)
+
+
+def checkpoint_meta(path: str) -> dict[str, Any]:
+  """The metadata of a checkpoint a recipe wrote, a CVPN's or a
+  policy-value network's (CheckpointError where it is neither)."""
+  if not os.path.exists(path):
+    raise CheckpointError(f"checkpoint {path!r} does not exist")
+  for fmt, kind in ((cvpn.CHECKPOINT_FORMAT, "cvpn"),
+                    (policy_value.POLICY_VALUE_FORMAT, "policy-value")):
+    try:
+      return read_npz(path, fmt, kind)[0]
+    except CheckpointError:
+      continue
+  raise CheckpointError(f"{path!r} is not a checkpoint of a CVPN or a "
+                        f"policy-value network")
 
 
 def recipe_of(meta: dict[str, Any]) -> str:

@@ -62,6 +62,7 @@ from absl import flags
 import pyspiel
 
 from open_spiel_sog.algorithms.networks import NetworkConfig
+from open_spiel_sog.algorithms.networks import policy_value
 from open_spiel_sog.algorithms.networks import TORSOS
 from open_spiel_sog.algorithms.sog import cvpn
 from open_spiel_sog.algorithms.training import BACKENDS
@@ -514,7 +515,16 @@ def network_from_flags(recipe: recipes.Recipe,
     if name in ("hidden", "policy_hidden", "conv_channels"):
       value = _ints(name, value)
     changes[_TARGETS.get(name, name).removeprefix("network.")] = value
-  return dataclasses.replace(network, **changes)
+  network = dataclasses.replace(network, **changes)
+  if saved is None and recipe.name == "perfect_information":
+    # A conv torso's heads are AlphaZero's unless widths are given.
+    torso = policy_value.resolve_torso(pyspiel.load_game(_GAME.value),
+                                       network.torso)
+    if torso == "conv":
+      network = dataclasses.replace(network, **{
+          name: value for name, value in policy_value.CONV_HEADS.items()
+          if not _given(name)})
+  return network
 
 
 def config_from_flags(recipe_name: str, run_dir: str,

@@ -56,7 +56,9 @@ class NetworkConfig:
       (an MLP reads the other tensors).
     torso: the policy-value network's torso, one of TORSOS; the network
       records it resolved ("mlp" or "conv"). The CVPNs ignore it.
-    res_channels: with torso "conv": the channels of its convolutions.
+    res_channels: with torso "conv": the channels of its convolutions
+      (16 by default, with `res_blocks` 2: one leaf's host evaluation then
+      costs about 2x the MLP's, `policy_value.CONV_HEADS`).
     res_blocks: with torso "conv": its residual blocks after the stem.
   """
   hidden: tuple[int, ...] = (256, 256, 256)
@@ -74,8 +76,8 @@ class NetworkConfig:
   token_width: int = 64
   conv_channels: tuple[int, ...] = (32, 32)
   torso: str = "auto"
-  res_channels: int = 32
-  res_blocks: int = 3
+  res_channels: int = 16
+  res_blocks: int = 2
 
   def validate(self) -> None:
     check_widths(self, "cvpn")

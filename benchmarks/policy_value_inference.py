@@ -4,7 +4,9 @@ r"""The policy-value network's host inference: torso "mlp" against "conv".
 
 Both networks have the perfect_information recipe's settings
 (`policy_value.default_config()`), one with torso "mlp", one with "conv"
-(`--res_channels`, `--res_blocks`). `PolicyValueNet.evaluate` of
+(`--res_channels`, `--res_blocks`) and AlphaZero's heads
+(`policy_value.CONV_HEADS`), as `examples/train.py --network=conv` builds
+it. `PolicyValueNet.evaluate` of
 `--batch` rows of the initial state (the cost does not depend on them)
 is timed `--repeats` times each way, in turns of 50 calls of one network
 (its weights warm in the caches, as in a search) so that a busy machine
@@ -28,9 +30,9 @@ from absl import flags
 _GAME = flags.DEFINE_string("game", "connect_four", "Game string.")
 _REPEATS = flags.DEFINE_integer("repeats", 5000, "Timed calls each way.")
 _BATCH = flags.DEFINE_integer("batch", 1, "Rows per call.")
-_RES_CHANNELS = flags.DEFINE_integer("res_channels", 32,
+_RES_CHANNELS = flags.DEFINE_integer("res_channels", 16,
                                      "The conv torso's channels.")
-_RES_BLOCKS = flags.DEFINE_integer("res_blocks", 3,
+_RES_BLOCKS = flags.DEFINE_integer("res_blocks", 2,
                                    "The conv torso's residual blocks.")
 _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary last.")
 _BLOCK = 50  # (calls of one network before the other's turn)
@@ -50,9 +52,12 @@ def main(argv):
   state = game.new_initial_state()
   nets = {}
   for torso in ("mlp", "conv"):
+    # (The conv torso with AlphaZero's heads, as train.py builds it.)
+    heads = policy_value.CONV_HEADS if torso == "conv" else {}
     nets[torso] = policy_value.PolicyValueNet(game, dataclasses.replace(
         policy_value.default_config(), torso=torso,
-        res_channels=_RES_CHANNELS.value, res_blocks=_RES_BLOCKS.value))
+        res_channels=_RES_CHANNELS.value, res_blocks=_RES_BLOCKS.value,
+        **heads))
     nets[torso].init(0)
   inputs = np.repeat(np.asarray(
       [state.observation_tensor(state.current_player())], np.float32),
@@ -79,7 +84,10 @@ def main(argv):
                       "res_channels": _RES_CHANNELS.value,
                       "res_blocks": _RES_BLOCKS.value,
                       "mlp_us": median["mlp"], "conv_us": median["conv"],
-                      "ratio": ratio, "cpu_count": os.cpu_count()}))
+                      "ratio": ratio, "cpu_count": os.cpu_count(),
+                      "command": "python " + " ".join(sys.argv),
+                      "machine": f"{os.cpu_count()}-core development "
+                                 "machine, one numpy thread"}))
   return 0
 
 

@@ -49,6 +49,14 @@ def unflatten(template, arrays: dict[str, np.ndarray], prefix: str, path):
   return jax.tree_util.tree_unflatten(treedef, loaded)
 
 
+def zeros_like(template):
+  """Numpy zeros shaped as `template`'s leaves: a fresh optimiser state
+  (optax's Adam and SGD states, counts included, start at zero)."""
+  import jax  # pylint: disable=g-import-not-at-top
+  return jax.tree_util.tree_map(lambda s: np.zeros(s.shape, s.dtype),
+                                template)
+
+
 def write_npz(path: str, meta: dict[str, Any], params, opt_state) -> None:
   """Writes params (and opt_state unless None) with the JSON `meta` to
   `path` (.npz), atomically."""
@@ -109,7 +117,8 @@ class CheckpointedNetwork:
   """save / read / load for a network class with `FORMAT` and `KIND`
   (class attributes), built as `cls(game, config)` and holding `game`,
   `config` (a NetworkConfig), `params`, `opt_state`, `step`, `metadata`,
-  `init(seed)` and `spec()` (what a checkpoint must agree with)."""
+  `_network` (a TwoHeadedMLP: `param_shapes()`, `optimizer`), `init(seed)`
+  and `spec()` (what a checkpoint must agree with)."""
 
   FORMAT = ""
   KIND = ""
@@ -127,6 +136,19 @@ class CheckpointedNetwork:
             "has_optimizer": bool(include_optimizer)}
     write_npz(path, meta, self.params,
               self.opt_state if include_optimizer else None)
+
+  def templates(self):
+    """(params, opt_state) of this network as trees of
+    jax.ShapeDtypeStruct, traced (jax.eval_shape), not initialised."""
+    import jax  # pylint: disable=g-import-not-at-top
+    params = self._network.param_shapes()
+    return params, jax.eval_shape(self._network.optimizer.init, params)
+
+  def init_from(self, params, opt_state) -> None:
+    """Takes `params` and `opt_state` (trees of `templates()`' structure)
+    as the network's, at step 0."""
+    self.params, self.opt_state = params, opt_state
+    self.step = 0
 
   @classmethod
   def read(cls, path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -150,10 +172,12 @@ class CheckpointedNetwork:
     if meta.get("spec") != net.spec():
       raise CheckpointError(f"checkpoint {path!r} expects inputs/outputs "
                             f"{meta.get('spec')}, {game} has {net.spec()}")
-    net.init(0)
-    net.params = unflatten(net.params, arrays, "params", path)
-    if meta.get("has_optimizer"):
-      net.opt_state = unflatten(net.opt_state, arrays, "opt_state", path)
+    # Templates of shapes (jax.eval_shape: nothing initialised, no op run
+    # eagerly; an init costs seconds in a fresh process).
+    params, opt_state = net.templates()
+    net.init_from(unflatten(params, arrays, "params", path),
+                  unflatten(opt_state, arrays, "opt_state", path)
+                  if meta.get("has_optimizer") else zeros_like(opt_state))
     net.step = int(meta.get("step", 0))
     net.metadata = meta
     return net

@@ -137,6 +137,10 @@ class PolicyValueNet(CheckpointedNetwork):
     self.step = 0
     self._host = None
 
+  def init_from(self, params, opt_state) -> None:
+    super().init_from(params, opt_state)
+    self._host = None
+
   def _check_params(self) -> None:
     if self.params is None:
       raise ValueError("policy-value network: parameters are not initialised "

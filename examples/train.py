@@ -240,10 +240,10 @@ _NETWORK = flags.DEFINE_enum(
     "printed at start). Default: mlp.")
 _RES_CHANNELS = flags.DEFINE_integer(
     "res_channels", None, "Channels of the conv torso's convolutions "
-    "(default 32).")
+    "(default 16).")
 _RES_BLOCKS = flags.DEFINE_integer(
     "res_blocks", None, "Residual blocks of the conv torso after its stem "
-    "(default 3).")
+    "(default 2).")
 
 # --- public_states -----------------------------------------------------------
 _SOLVER_C = flags.DEFINE_float(

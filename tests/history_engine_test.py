@@ -54,14 +54,15 @@ def _grow_all(tree, max_nodes=10**6):
 
 def test_blake2b_matches_hashlib():
   for data in ["", "abc", "x" * 127, "y" * 128, "z" * 129, "é" * 700]:
-    assert SHIM.blake2b_hex(data, 16) == hashlib.blake2b(
-        data.encode(), digest_size=16).hexdigest()
+    for size in (8, 16):
+      assert SHIM.blake2b_hex(data, size) == hashlib.blake2b(
+          data.encode(), digest_size=size).hexdigest()
 
 
 @pytest.mark.parametrize("game_string,moves", [
     ("phantom_ttt", [4, 0]),
     ("dark_hex(num_rows=3,num_cols=3)", [4]),
-    # Keys past 512 characters: their prefix is hashed (BLAKE2b).
+    # Action-observation histories of thousands of characters.
     ("kriegspiel", []),
 ])
 def test_keys_equal_history_keys(game_string, moves):
@@ -71,7 +72,7 @@ def test_keys_equal_history_keys(game_string, moves):
   tree = NativeHistoryTree(game, keys, rollouts=1, seed=0)
   tree.add_root(state, keys.root(state), 1.0)
   rng = np.random.default_rng(0)
-  frontier, checked, long_keys = [tree.roots[0]], 0, 0
+  frontier, checked, longest = [tree.roots[0]], 0, 0
   # Two levels in full, then one random path 30 actions deep.
   for depth in range(32):
     nxt = []
@@ -83,13 +84,49 @@ def test_keys_equal_history_keys(game_string, moves):
     for n in nxt:
       expected = keys.root(tree.history_state(n))
       assert tuple(tree.node_keys[n]) == expected
-      long_keys += any(k.startswith("#") for k in expected)
+      assert all(len(k) == 16 and int(k, 16) >= 0 for k in expected)
+      longest = max(longest, *map(len, keys.readable(tree.history_state(n))))
       checked += 1
     frontier = nxt if depth < 1 else (
         [nxt[int(rng.integers(len(nxt)))]] if nxt else [])
   assert checked > 20
   if game_string == "kriegspiel":
-    assert long_keys > 0
+    assert longest > 2000  # (a key of 16 digits stands for it)
+
+
+@pytest.mark.parametrize("game_string,games", [
+    ("phantom_ttt", 4000), ("dark_hex(num_rows=3,num_cols=3)", 3000),
+    ("goofspiel(num_cards=4,imp_info=True)", 2000)])
+def test_hashed_keys_split_whole_games_as_readable_keys_do(game_string,
+                                                           games):
+  # Every history of `games` random whole games: one hashed key per
+  # readable key and one readable key per hashed key, per player (no
+  # collision, and the incremental hash is a function of the history).
+  game = pyspiel.load_game(game_string)
+  if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+    game = pyspiel.convert_to_turn_based(game)
+  keys = HistoryKeys(game)
+  rng = np.random.default_rng(0)
+  to_hash, to_readable = [{}, {}], [{}, {}]
+  for _ in range(games):
+    state = game.new_initial_state()
+    k = keys.root(state)
+    while True:
+      readable = keys.readable(state)
+      for p in (0, 1):
+        assert to_hash[p].setdefault(readable[p], k[p]) == k[p]
+        assert to_readable[p].setdefault(k[p], readable[p]) == readable[p]
+      if state.is_terminal():
+        break
+      if state.is_chance_node():
+        actions, probs = zip(*state.chance_outcomes())
+        a = int(rng.choice(actions, p=probs))
+      else:
+        a = int(rng.choice(state.legal_actions()))
+      child = state.child(a)
+      k = keys.child(k, state, a, child)
+      state = child
+  assert min(len(m) for m in to_hash) > 500
 
 
 def _same_tree(game, roots):

@@ -71,9 +71,9 @@ class HistoryEngine : public HistoryTree {
                       int64_t enter_seq, int64_t budget) {
     const std::vector<double>& values = old.NodeValues();
     std::unique_ptr<State> state = old.StateOf(n);
-    int64_t root = AddRoot(*state, weight, enter_seq, values[n],
-                           old.key_strings_[old.key_[0][n]],
-                           old.key_strings_[old.key_[1][n]]);
+    int64_t root = AddRootKeys(*state, weight, enter_seq, values[n],
+                               old.key_hashes_[old.key_[0][n]],
+                               old.key_hashes_[old.key_[1][n]]);
     std::vector<std::pair<int64_t, int64_t>> queue = {{n, root}}, next;
     int64_t added = 1;
     while (!queue.empty()) {
@@ -102,8 +102,9 @@ class HistoryEngine : public HistoryTree {
           std::unique_ptr<State> s =
               old.states_[k] ? old.states_[k]->Clone() : nullptr;
           int64_t c = AddNodeFrom(m, i, old.action_[k], old.edge_[k],
-                                  std::move(s), old.key_strings_[old.key_[0][k]],
-                                  old.key_strings_[old.key_[1][k]],
+                                  std::move(s),
+                                  old.key_hashes_[old.key_[0][k]],
+                                  old.key_hashes_[old.key_[1][k]],
                                   old.actor_[k], values[k]);
           next.push_back({k, c});
         }

@@ -394,3 +394,118 @@ def test_ctrl_c_stops_a_long_search():
   out, err = proc.communicate(timeout=60)
   assert "interrupted" in out, (proc.returncode, out, err[-2000:])
   assert time.monotonic() - begin < 5.0
+
+
+# --- Two threads: the expander beside the CFR thread (issue "fog speed") ---
+
+
+def _full_native_trees(game, starts, gadget=None):
+  """Two native trees over the same root histories, fully expanded: one
+  on one thread, one on two."""
+  keys = HistoryKeys(game)
+  trees = [NativeHistoryTree(game, keys, rollouts=1, seed=0, threads=t)
+           for t in (1, 2)]
+  for tree in trees:
+    enters = ([0] * len(starts) if gadget is None else
+              tree.add_gadget(*gadget))
+    for state, enter in zip(starts, enters):
+      tree.add_root(state, keys.root(state), 1.0 / len(starts), enter)
+    _grow_all(tree)
+  return trees
+
+
+@pytest.mark.parametrize("game_string,histories,gadget", [
+    ("dark_hex(num_rows=2,num_cols=2,gameversion=adh)", [[]], None),
+    ("phantom_ttt", [[4, 0, 8, 3, 6, 1, 5], [4, 0, 1, 8, 6, 3, 5]],
+     (1, [0.2, -0.1], [0.5, 0.5])),
+])
+def test_two_threads_solve_a_full_tree_as_one_thread_does(game_string,
+                                                          histories,
+                                                          gadget):
+  """On a fully expanded tree the expander finds nothing to add, and the
+  CFR thread's iterations are the one-thread engine's: the same node
+  values to 1e-6 after the same number of iterations."""
+  game = pyspiel.load_game(game_string)
+  one, two = _full_native_trees(game, [_play(game, h) for h in histories],
+                                gadget)
+  size = len(two)
+  sims, iterations, walks = two.run(10**9, -1, time.monotonic() + 0.3,
+                                    10**6)
+  assert (sims, len(two)) == (0, size) and walks > 0
+  assert iterations > 10
+  for _ in range(iterations):
+    one.iterate()
+  np.testing.assert_allclose(two.node_values, one.node_values, atol=1e-6)
+
+
+def test_two_threads_grow_dark_hex_and_solve_it():
+  """dark_hex 2x2 from its root on two threads for 1 s: the expander grows
+  the tree the policies reach and the root's value is OpenSpiel's CFR+
+  value of the game."""
+  game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2,gameversion=adh)")
+  full, _ = _full_native_trees(game, [game.new_initial_state()])
+  keys = HistoryKeys(game)
+  tree = NativeHistoryTree(game, keys, rollouts=1, seed=3, threads=2)
+  state = game.new_initial_state()
+  tree.add_root(state, keys.root(state), 1.0)
+  sims, iterations, _ = tree.run(10**9, -1, time.monotonic() + 1.0, 10**6)
+  assert len(full) > len(tree) > 200 and sims > 0 and iterations > 100
+  solver = pyspiel.CFRPlusSolver(game)
+  for _ in range(200):
+    solver.evaluate_and_update_policy()
+  expected = pyspiel.expected_returns(state, solver.average_policy(), -1,
+                                      True)[0]
+  assert tree.node_values[0] == pytest.approx(expected, abs=0.02)
+
+
+def test_counted_searches_repeat_from_a_seed_with_two_threads():
+  game = pyspiel.load_game("phantom_ttt")
+  results = []
+  for _ in range(2):
+    search = AnchoredSearch(game, 0, AnchoredConfig(simulations=300, seed=2,
+                                                    threads=2), native=True)
+    r = search.search(game.new_initial_state())
+    results.append((r.policy, r.value, r.nodes, r.iterations))
+  assert results[0] == results[1]
+
+
+def test_memory_stays_flat_over_200_two_thread_searches():
+  game = pyspiel.load_game("phantom_ttt")
+  bot = pyspiel.load_bot("sog(time_limit=0.02,threads=2,seed=0)", game, 0)
+  state = game.new_initial_state()
+  assert bot.anchored is not None
+  for _ in range(20):
+    bot.restart()
+    bot.step(state)
+  before = _rss_mb()
+  for _ in range(180):
+    bot.restart()
+    bot.step(state)
+  assert _rss_mb() - before < 10.0
+
+
+def test_ctrl_c_stops_a_two_thread_search():
+  """Ctrl-C raises KeyboardInterrupt out of a timed two-thread anchored
+  search within a moment; the CFR thread is joined on the way out."""
+  code = ("import signal, time, pyspiel, open_spiel_sog\n"
+          "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+          "from open_spiel_sog.algorithms.sog.anchored import AnchoredConfig\n"
+          "from open_spiel_sog.algorithms.sog.anchored import AnchoredSearch\n"
+          "g = pyspiel.load_game('phantom_ttt')\n"
+          "s = AnchoredSearch(g, 0, AnchoredConfig(simulations=10**9,\n"
+          "    threads=2, max_nodes=10**8), native=True)\n"
+          "print('searching', flush=True)\n"
+          "try:\n"
+          "  s.search(g.new_initial_state(), time.monotonic() + 120)\n"
+          "except KeyboardInterrupt:\n"
+          "  print('interrupted', flush=True)\n")
+  proc = subprocess.Popen([sys.executable, "-c", code],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
+  assert proc.stdout.readline().strip() == "searching"
+  time.sleep(1.5)
+  proc.send_signal(signal.SIGINT)
+  begin = time.monotonic()
+  out, err = proc.communicate(timeout=60)
+  assert "interrupted" in out, (proc.returncode, out, err[-2000:])
+  assert time.monotonic() - begin < 5.0

@@ -211,6 +211,10 @@ struct Config {
   // batch see its leaves' visits but not yet their values).
   int64_t leaf_batch = 1;
   uint64_t seed = 0;
+  // Threads of a timed anchored run with rollout leaves: 2 grows the tree
+  // in one (the expander) while the other runs CFR+ (Obscuro's design);
+  // 1, or a counted run, alternates the two in one thread.
+  int threads = 1;
 };
 
 class HistoryTree {
@@ -227,6 +231,10 @@ class HistoryTree {
              "'; supported: 'string', 'aoh', 'history'");
     }
     if (config_.rollouts < 1) Refuse("history engine: rollouts must be >= 1");
+    if (config_.threads < 1 || config_.threads > 2) {
+      Refuse("history engine: threads must be 1 or 2, got " +
+             std::to_string(config_.threads));
+    }
     aoh_uses_infostate_ =
         !game_->GetType().provides_observation_string;
     Clear();
@@ -620,19 +628,27 @@ class HistoryTree {
     return {k[0], k[1]};
   }
 
-  std::pair<int64_t, int64_t> ChildKeys(int64_t n, const State& parent,
-                                        Action a, const State& child) {
+  // Both players' keys at `child`, reached from node n (its state
+  // `parent`) by `a`. Reads the tree, writes nothing.
+  std::pair<Key, Key> ChildKeyHashes(int64_t n, const State& parent,
+                                     Action a, const State& child) const {
     if (config_.keys == "history") return {0, 0};
     if (config_.keys == "string") {
-      return {KeyId(StringKey(child, 0)), KeyId(StringKey(child, 1))};
+      return {StringKey(child, 0), StringKey(child, 1)};
     }
     const int actor = parent.CurrentPlayer();
-    int64_t ids[2];
+    Key keys[2];
     for (int p = 0; p < 2; ++p) {
-      ids[p] = KeyId(AohExtend(&key_hashes_[key_[p][n]], a, actor == p,
-                               Observe(child, p)));
+      keys[p] = AohExtend(&key_hashes_[key_[p][n]], a, actor == p,
+                          Observe(child, p));
     }
-    return {ids[0], ids[1]};
+    return {keys[0], keys[1]};
+  }
+
+  std::pair<int64_t, int64_t> ChildKeys(int64_t n, const State& parent,
+                                        Action a, const State& child) {
+    auto keys = ChildKeyHashes(n, parent, a, child);
+    return {KeyId(keys.first), KeyId(keys.second)};
   }
 
   int64_t AddNode(int64_t parent, int64_t slot, Action action, double edge,
@@ -799,6 +815,15 @@ class HistoryTree {
     const State& state = *states_[n];
     std::unique_ptr<State> child = state.Child(a);
     auto keys = ChildKeys(n, state, a, *child);
+    return AttachChild(n, slot, a, prob, std::move(child), keys.first,
+                       keys.second, value);
+  }
+
+  // Child `child` of n in slot `slot` (its key ids k0, k1; value NaN:
+  // rollouts, or its return where terminal).
+  int64_t AttachChild(int64_t n, int64_t slot, Action a, double prob,
+                      std::unique_ptr<State> child, int64_t k0, int64_t k1,
+                      double value) {
     int64_t seqs[2] = {seq_[0][n], seq_[1][n]};
     const int p = actor_[n];
     if (p >= 0) {
@@ -812,9 +837,8 @@ class HistoryTree {
       }
     }
     const int64_t c =
-        AddNode(n, slot, a, prob, reach_[n] * prob, std::move(child),
-                keys.first, keys.second, seqs, value, depth_[n] + 1,
-                origin_[n]);
+        AddNode(n, slot, a, prob, reach_[n] * prob, std::move(child), k0, k1,
+                seqs, value, depth_[n] + 1, origin_[n]);
     children_[child_start_[n] + slot] = c;
     leaf_[n] = 0;
     return c;

@@ -319,6 +319,11 @@ def test_engine_parameter():
   game = pyspiel.load_game("phantom_ttt")
   assert pyspiel.load_bot("sog", game, 0).anchored.native
   assert not pyspiel.load_bot("sog(engine=python)", game, 0).anchored.native
+  bot = pyspiel.load_bot("sog(threads=1)", game, 0)
+  assert bot.anchored.config.threads == 1
+  for bad in ("3", "0"):
+    with pytest.raises(ValueError, match="threads must be 1 or 2"):
+      pyspiel.load_bot(f"sog(threads={bad})", game, 0)
 
 
 def test_puct_values_parameter():

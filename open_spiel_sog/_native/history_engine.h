@@ -781,6 +781,11 @@ class HistoryEngine : public HistoryTree {
       // (A row made since, by another history of the infostate, has the
       // same legal actions in the same order.)
       MakeRow(n, &prep->actions);
+      if (ChildCount(n) != k) {
+        Refuse("history engine: an infostate's histories disagree on their "
+               "legal actions (" + std::to_string(ChildCount(n)) + " and " +
+               std::to_string(k) + ")");
+      }
     }
     for (int64_t i = 0; i < k; ++i) {
       if (children_[child_start_[n] + i] >= 0) continue;

@@ -63,6 +63,27 @@ _PURIFY = flags.DEFINE_bool(
     "draw from it).")
 _JSON = flags.DEFINE_bool("json", False,
                           "Also print the rows as JSON on the last line.")
+_SOG_PARAMS = flags.DEFINE_string(
+    "sog_params", "", "More sog parameters, 'name=value,...' (e.g. "
+    "value_function=rollout,threads=1).")
+
+
+def _extra_params() -> dict:
+  """--sog_params as load_bot's params (numbers where they parse)."""
+  out = {}
+  for item in filter(None, _SOG_PARAMS.value.split(",")):
+    name, sep, value = item.partition("=")
+    if not sep or not name:
+      raise app.UsageError(
+          f"--sog_params takes name=value pairs, got {item!r}")
+    for kind in (int, float):
+      try:
+        value = kind(value)
+        break
+      except ValueError:
+        continue
+    out[name.strip()] = value
+  return out
 
 
 def _bounds() -> list[int]:
@@ -100,7 +121,8 @@ def search(game: pyspiel.Game, bound: int, seed: int) -> dict:
       "simulations": (-1 if _TIME_LIMIT.value and not _SIMULATIONS.present
                       else _SIMULATIONS.value),
       "max_histories": bound, "seed": seed, "subgame": _SUBGAME.value,
-      "time_limit": _TIME_LIMIT.value, "purify": _PURIFY.value})
+      "time_limit": _TIME_LIMIT.value, "purify": _PURIFY.value,
+      **_extra_params()})
   state = first_decision(game, seed)
   start = time.monotonic()
   _, played = bot.step_with_policy(state)
@@ -192,6 +214,8 @@ def main(argv):
                       "simulations": (_SIMULATIONS.value
                                       if _SIMULATIONS.present or
                                       not _TIME_LIMIT.value else None),
+                      "sog_params": _SOG_PARAMS.value,
+                      "command": "python " + " ".join(sys.argv),
                       "rows": rows}))
 
 

@@ -17,9 +17,9 @@ compares equal work; its expansions_per_update is its default (-1: paced by
 work on the native engine, 1 on the Python one).
 
 --anchored_games (fog-of-war games searched by the anchored subgame) adds,
-per game and engine, the histories in the tree, the growth simulations and
-the CFR+ iterations of a first search of --anchored_seconds at the first
-decision (past any chance draws at the start, drawn from --seed; medians
+per game and engine (the native one per --anchored_threads), the histories
+in the tree, the growth simulations and the CFR+ iterations of a first
+search of --anchored_seconds at the first decision (past any chance draws at the start, drawn from --seed; medians
 of --repeats, each with its own seed) and the native/python ratios, its
 leaves valued by --anchored_value_function (rollouts by default; `auto`
 takes a network shipped for the game), with --anchored_params.
@@ -60,6 +60,10 @@ _ANCHORED_ENGINES = flags.DEFINE_list(
     "anchored_engines", ["python", "native"],
     "Engines of those searches (the ratios need both; a game of Python "
     "states, such as scotland_yard, has only the Python one).")
+_ANCHORED_THREADS = flags.DEFINE_list(
+    "anchored_threads", ["1", "2"],
+    "Threads of the native engine's anchored searches, one measurement "
+    "each (2: the expander thread beside the CFR thread).")
 _ANCHORED_PARAMS = flags.DEFINE_string(
     "anchored_params", "",
     "More sog parameters of those searches, comma-separated (e.g. "
@@ -132,9 +136,15 @@ def measure(game_string: str, simulations: int) -> list[dict]:
           for engine, times in sog_times.items()]
 
 
+_LABELS = {"python": "python engine", "native": "native engine",
+           "native_2threads": "native engine on two threads"}
+
+
 def measure_anchored(game_string: str) -> dict:
   """Histories and CFR+ iterations of first searches of the anchored
-  subgame, per engine (medians of --repeats seeds)."""
+  subgame, per engine and, on the native engine, per thread count
+  (medians of --repeats seeds; each repeat runs every variant in turn, so
+  that a busy machine slows them alike)."""
   game = pyspiel.load_game(game_string)
   # (The first decision: past any chance draws at the start, as London's
   # Mr. X start; `positions` draws them from --seed.)
@@ -142,14 +152,26 @@ def measure_anchored(game_string: str) -> dict:
   out = {"game": game_string, "seconds": _ANCHORED_SECONDS.value,
          "value_function": _ANCHORED_VALUES.value,
          "params": _ANCHORED_PARAMS.value}
+  variants = []  # (label, engine, threads)
   for engine in _ANCHORED_ENGINES.value:
     if engine not in ("python", "native"):
       raise ValueError(f"--anchored_engines takes python and native, got "
                        f"{engine!r}")
-    nodes, iterations, sims, took = [], [], [], []
-    for rep in range(_REPEATS.value):
+    if engine == "python":
+      variants.append(("python", "python", 1))
+      continue
+    for threads in map(int, _ANCHORED_THREADS.value):
+      if threads not in (1, 2):
+        raise ValueError(f"--anchored_threads takes 1 and 2, got {threads}")
+      variants.append(("native" if threads == 1 else "native_2threads",
+                       "native", threads))
+  measured = {label: {"histories": [], "iterations": [], "simulations": [],
+                      "seconds": []} for label, _, _ in variants}
+  for rep in range(_REPEATS.value):
+    for label, engine, threads in variants:
       bot = pyspiel.load_bot(
           f"sog(subgame=anchored,engine={engine},seed={rep},"
+          f"threads={threads},"
           f"value_function={_ANCHORED_VALUES.value},"
           f"time_limit={_ANCHORED_SECONDS.value}"
           f"{',' + _ANCHORED_PARAMS.value if _ANCHORED_PARAMS.value else ''})",
@@ -157,20 +179,23 @@ def measure_anchored(game_string: str) -> dict:
           start.current_player())
       begin = time.perf_counter()
       bot.step(start)
-      took.append(time.perf_counter() - begin)
+      took = time.perf_counter() - begin
       result = bot.anchored.last_result
-      nodes.append(result.nodes)
-      iterations.append(result.iterations)
-      sims.append(result.simulations)
-    out[engine] = {"histories": statistics.median(nodes),
-                   "iterations": statistics.median(iterations),
-                   "simulations": statistics.median(sims),
-                   "seconds": statistics.median(took)}
-  if "native" in out and "python" in out:
-    out["histories_ratio"] = (out["native"]["histories"] /
-                              out["python"]["histories"])
-    out["iterations_ratio"] = (out["native"]["iterations"] /
-                               out["python"]["iterations"])
+      m = measured[label]
+      m["histories"].append(result.nodes)
+      m["iterations"].append(result.iterations)
+      m["simulations"].append(result.simulations)
+      m["seconds"].append(took)
+  for label, m in measured.items():
+    out[label] = {name: statistics.median(values)
+                  for name, values in m.items()}
+  if "python" in out:
+    for label, suffix in (("native", ""), ("native_2threads", "_2threads")):
+      if label in out:
+        out["histories_ratio" + suffix] = (out[label]["histories"] /
+                                           out["python"]["histories"])
+        out["iterations_ratio" + suffix] = (out[label]["iterations"] /
+                                            out["python"]["iterations"])
   return out
 
 
@@ -189,13 +214,16 @@ def main(argv):
   for game_string in [g for g in _ANCHORED.value.split(";") if g]:
     row = measure_anchored(game_string)
     anchored.append(row)
+    labels = [k for k in ("python", "native", "native_2threads") if k in row]
     parts = [f"{row[e]['histories']:.0f} histories after "
              f"{row[e]['simulations']:.0f} simulations and "
-             f"{row[e]['iterations']:.0f} CFR+ iterations on the {e} engine"
-             for e in _ANCHORED_ENGINES.value]
-    ratios = (f" (ratios {row['histories_ratio']:.1f} and "
-              f"{row['iterations_ratio']:.1f})"
-              if "histories_ratio" in row else "")
+             f"{row[e]['iterations']:.0f} CFR+ iterations on the "
+             f"{_LABELS[e]}" for e in labels]
+    ratios = "".join(
+        f" (ratios to Python{name}: {row['histories_ratio' + suffix]:.1f} "
+        f"and {row['iterations_ratio' + suffix]:.1f})"
+        for name, suffix in (("", ""), (", two threads", "_2threads"))
+        if "histories_ratio" + suffix in row)
     print(f"{game_string}: a {row['seconds']:g} s anchored search "
           f"(value_function={row['value_function']}) holds "
           f"{', '.join(parts)}{ratios}", flush=True)

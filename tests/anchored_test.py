@@ -91,8 +91,10 @@ def test_root_is_the_infostate_and_the_order2_set_with_their_counts():
     assert len(held) >= min(order2, len(by_x_key[x_key])), x_key
   allowed = mine.union(*(by_x_key[k] for k in x_keys))
   assert in_root <= allowed  # nothing of order 3
-  for h in root:  # the keys the search gave them are OpenSpiel's
-    assert h.keys == (key(h.state, 0), key(h.state, 1))
+  for h in root:  # the keys the search gave them hash OpenSpiel's
+    assert search.keys.readable(h.state) == (key(h.state, 0),
+                                             key(h.state, 1))
+    assert h.keys == search.keys.root(h.state)
 
 
 def test_kept_tree_carries_into_the_next_search():

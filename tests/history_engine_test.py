@@ -54,14 +54,15 @@ def _grow_all(tree, max_nodes=10**6):
 
 def test_blake2b_matches_hashlib():
   for data in ["", "abc", "x" * 127, "y" * 128, "z" * 129, "é" * 700]:
-    assert SHIM.blake2b_hex(data, 16) == hashlib.blake2b(
-        data.encode(), digest_size=16).hexdigest()
+    for size in (8, 16):
+      assert SHIM.blake2b_hex(data, size) == hashlib.blake2b(
+          data.encode(), digest_size=size).hexdigest()
 
 
 @pytest.mark.parametrize("game_string,moves", [
     ("phantom_ttt", [4, 0]),
     ("dark_hex(num_rows=3,num_cols=3)", [4]),
-    # Keys past 512 characters: their prefix is hashed (BLAKE2b).
+    # Action-observation histories of thousands of characters.
     ("kriegspiel", []),
 ])
 def test_keys_equal_history_keys(game_string, moves):
@@ -71,7 +72,7 @@ def test_keys_equal_history_keys(game_string, moves):
   tree = NativeHistoryTree(game, keys, rollouts=1, seed=0)
   tree.add_root(state, keys.root(state), 1.0)
   rng = np.random.default_rng(0)
-  frontier, checked, long_keys = [tree.roots[0]], 0, 0
+  frontier, checked, longest = [tree.roots[0]], 0, 0
   # Two levels in full, then one random path 30 actions deep.
   for depth in range(32):
     nxt = []
@@ -83,13 +84,49 @@ def test_keys_equal_history_keys(game_string, moves):
     for n in nxt:
       expected = keys.root(tree.history_state(n))
       assert tuple(tree.node_keys[n]) == expected
-      long_keys += any(k.startswith("#") for k in expected)
+      assert all(len(k) == 16 and int(k, 16) >= 0 for k in expected)
+      longest = max(longest, *map(len, keys.readable(tree.history_state(n))))
       checked += 1
     frontier = nxt if depth < 1 else (
         [nxt[int(rng.integers(len(nxt)))]] if nxt else [])
   assert checked > 20
   if game_string == "kriegspiel":
-    assert long_keys > 0
+    assert longest > 2000  # (a key of 16 digits stands for it)
+
+
+@pytest.mark.parametrize("game_string,games", [
+    ("phantom_ttt", 4000), ("dark_hex(num_rows=3,num_cols=3)", 3000),
+    ("goofspiel(num_cards=4,imp_info=True)", 2000)])
+def test_hashed_keys_split_whole_games_as_readable_keys_do(game_string,
+                                                           games):
+  # Every history of `games` random whole games: one hashed key per
+  # readable key and one readable key per hashed key, per player (no
+  # collision, and the incremental hash is a function of the history).
+  game = pyspiel.load_game(game_string)
+  if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+    game = pyspiel.convert_to_turn_based(game)
+  keys = HistoryKeys(game)
+  rng = np.random.default_rng(0)
+  to_hash, to_readable = [{}, {}], [{}, {}]
+  for _ in range(games):
+    state = game.new_initial_state()
+    k = keys.root(state)
+    while True:
+      readable = keys.readable(state)
+      for p in (0, 1):
+        assert to_hash[p].setdefault(readable[p], k[p]) == k[p]
+        assert to_readable[p].setdefault(k[p], readable[p]) == readable[p]
+      if state.is_terminal():
+        break
+      if state.is_chance_node():
+        actions, probs = zip(*state.chance_outcomes())
+        a = int(rng.choice(actions, p=probs))
+      else:
+        a = int(rng.choice(state.legal_actions()))
+      child = state.child(a)
+      k = keys.child(k, state, a, child)
+      state = child
+  assert min(len(m) for m in to_hash) > 500
 
 
 def _same_tree(game, roots):
@@ -282,6 +319,11 @@ def test_engine_parameter():
   game = pyspiel.load_game("phantom_ttt")
   assert pyspiel.load_bot("sog", game, 0).anchored.native
   assert not pyspiel.load_bot("sog(engine=python)", game, 0).anchored.native
+  bot = pyspiel.load_bot("sog(threads=1)", game, 0)
+  assert bot.anchored.config.threads == 1
+  for bad in ("3", "0"):
+    with pytest.raises(ValueError, match="threads must be 1 or 2"):
+      pyspiel.load_bot(f"sog(threads={bad})", game, 0)
 
 
 def test_puct_values_parameter():
@@ -352,6 +394,121 @@ def test_ctrl_c_stops_a_long_search():
                           text=True)
   assert proc.stdout.readline().strip() == "searching"
   time.sleep(1.0)
+  proc.send_signal(signal.SIGINT)
+  begin = time.monotonic()
+  out, err = proc.communicate(timeout=60)
+  assert "interrupted" in out, (proc.returncode, out, err[-2000:])
+  assert time.monotonic() - begin < 5.0
+
+
+# --- Two threads: the expander beside the CFR thread (issue "fog speed") ---
+
+
+def _full_native_trees(game, starts, gadget=None):
+  """Two native trees over the same root histories, fully expanded: one
+  on one thread, one on two."""
+  keys = HistoryKeys(game)
+  trees = [NativeHistoryTree(game, keys, rollouts=1, seed=0, threads=t)
+           for t in (1, 2)]
+  for tree in trees:
+    enters = ([0] * len(starts) if gadget is None else
+              tree.add_gadget(*gadget))
+    for state, enter in zip(starts, enters):
+      tree.add_root(state, keys.root(state), 1.0 / len(starts), enter)
+    _grow_all(tree)
+  return trees
+
+
+@pytest.mark.parametrize("game_string,histories,gadget", [
+    ("dark_hex(num_rows=2,num_cols=2,gameversion=adh)", [[]], None),
+    ("phantom_ttt", [[4, 0, 8, 3, 6, 1, 5], [4, 0, 1, 8, 6, 3, 5]],
+     (1, [0.2, -0.1], [0.5, 0.5])),
+])
+def test_two_threads_solve_a_full_tree_as_one_thread_does(game_string,
+                                                          histories,
+                                                          gadget):
+  """On a fully expanded tree the expander finds nothing to add, and the
+  CFR thread's iterations are the one-thread engine's: the same node
+  values to 1e-6 after the same number of iterations."""
+  game = pyspiel.load_game(game_string)
+  one, two = _full_native_trees(game, [_play(game, h) for h in histories],
+                                gadget)
+  size = len(two)
+  sims, iterations, walks = two.run(10**9, -1, time.monotonic() + 0.3,
+                                    10**6)
+  assert (sims, len(two)) == (0, size) and walks > 0
+  assert iterations > 10
+  for _ in range(iterations):
+    one.iterate()
+  np.testing.assert_allclose(two.node_values, one.node_values, atol=1e-6)
+
+
+def test_two_threads_grow_dark_hex_and_solve_it():
+  """dark_hex 2x2 from its root on two threads for 1 s: the expander grows
+  the tree the policies reach and the root's value is OpenSpiel's CFR+
+  value of the game."""
+  game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2,gameversion=adh)")
+  full, _ = _full_native_trees(game, [game.new_initial_state()])
+  keys = HistoryKeys(game)
+  tree = NativeHistoryTree(game, keys, rollouts=1, seed=3, threads=2)
+  state = game.new_initial_state()
+  tree.add_root(state, keys.root(state), 1.0)
+  sims, iterations, _ = tree.run(10**9, -1, time.monotonic() + 1.0, 10**6)
+  assert len(full) > len(tree) > 200 and sims > 0 and iterations > 100
+  solver = pyspiel.CFRPlusSolver(game)
+  for _ in range(200):
+    solver.evaluate_and_update_policy()
+  expected = pyspiel.expected_returns(state, solver.average_policy(), -1,
+                                      True)[0]
+  assert tree.node_values[0] == pytest.approx(expected, abs=0.02)
+
+
+def test_counted_searches_repeat_from_a_seed_with_two_threads():
+  game = pyspiel.load_game("phantom_ttt")
+  results = []
+  for _ in range(2):
+    search = AnchoredSearch(game, 0, AnchoredConfig(simulations=300, seed=2,
+                                                    threads=2), native=True)
+    r = search.search(game.new_initial_state())
+    results.append((r.policy, r.value, r.nodes, r.iterations))
+  assert results[0] == results[1]
+
+
+def test_memory_stays_flat_over_200_two_thread_searches():
+  game = pyspiel.load_game("phantom_ttt")
+  bot = pyspiel.load_bot("sog(time_limit=0.02,threads=2,seed=0)", game, 0)
+  state = game.new_initial_state()
+  assert bot.anchored is not None
+  for _ in range(20):
+    bot.restart()
+    bot.step(state)
+  before = _rss_mb()
+  for _ in range(180):
+    bot.restart()
+    bot.step(state)
+  assert _rss_mb() - before < 10.0
+
+
+def test_ctrl_c_stops_a_two_thread_search():
+  """Ctrl-C raises KeyboardInterrupt out of a timed two-thread anchored
+  search within a moment; the CFR thread is joined on the way out."""
+  code = ("import signal, time, pyspiel, open_spiel_sog\n"
+          "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+          "from open_spiel_sog.algorithms.sog.anchored import AnchoredConfig\n"
+          "from open_spiel_sog.algorithms.sog.anchored import AnchoredSearch\n"
+          "g = pyspiel.load_game('phantom_ttt')\n"
+          "s = AnchoredSearch(g, 0, AnchoredConfig(simulations=10**9,\n"
+          "    threads=2, max_nodes=10**8), native=True)\n"
+          "print('searching', flush=True)\n"
+          "try:\n"
+          "  s.search(g.new_initial_state(), time.monotonic() + 120)\n"
+          "except KeyboardInterrupt:\n"
+          "  print('interrupted', flush=True)\n")
+  proc = subprocess.Popen([sys.executable, "-c", code],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
+  assert proc.stdout.readline().strip() == "searching"
+  time.sleep(1.5)
   proc.send_signal(signal.SIGINT)
   begin = time.monotonic()
   out, err = proc.communicate(timeout=60)

@@ -13,10 +13,10 @@
 // limitations under the License.
 
 // BLAKE2b (RFC 7693), unkeyed, as Python's hashlib.blake2b(data,
-// digest_size=n).hexdigest(): the history engine's action-observation keys
-// past 512 characters hash their prefix with it, as public_state/
-// infostates.py's _aoh_extend does (tests/history_engine_test.py holds the
-// two to the same digests).
+// digest_size=n): the history engine's infostate keys are 8-byte digests
+// (Digest64), extended step by step, as public_state/infostates.py's
+// HistoryKeys makes them (tests/history_engine_test.py holds the two to the
+// same digests).
 
 #ifndef OPEN_SPIEL_SOG_NATIVE_BLAKE2B_H_
 #define OPEN_SPIEL_SOG_NATIVE_BLAKE2B_H_
@@ -88,12 +88,12 @@ inline void Compress(uint64_t h[8], const uint8_t block[128], uint64_t t,
 }
 
 // The hex digest of `data` (digest_size bytes, 1..64).
-inline std::string HexDigest(const std::string& data, int digest_size) {
-  uint64_t h[8];
+// BLAKE2b of `size` bytes at `data` with a `digest_size`-byte digest (at
+// most 64) into h (its first digest_size bytes, little-endian words).
+inline void Hash(const uint8_t* p, size_t left, int digest_size,
+                 uint64_t h[8]) {
   for (int i = 0; i < 8; ++i) h[i] = kIv[i];
   h[0] ^= 0x01010000ULL ^ static_cast<uint64_t>(digest_size);
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(data.data());
-  size_t left = data.size();
   uint64_t t = 0;
   uint8_t block[128];
   while (left > 128) {
@@ -106,6 +106,12 @@ inline std::string HexDigest(const std::string& data, int digest_size) {
   if (left > 0) std::memcpy(block, p, left);
   t += left;
   Compress(h, block, t, true);
+}
+
+inline std::string HexDigest(const std::string& data, int digest_size) {
+  uint64_t h[8];
+  Hash(reinterpret_cast<const uint8_t*>(data.data()), data.size(),
+       digest_size, h);
   static const char* hex = "0123456789abcdef";
   std::string out;
   for (int i = 0; i < digest_size; ++i) {
@@ -114,6 +120,45 @@ inline std::string HexDigest(const std::string& data, int digest_size) {
     out += hex[byte & 15];
   }
   return out;
+}
+
+// hashlib.blake2b(data, digest_size=8) as a number: its digest's bytes read
+// little-endian (int.from_bytes(digest, "little")).
+inline uint64_t Digest64(const std::string& data) {
+  uint64_t h[8];
+  Hash(reinterpret_cast<const uint8_t*>(data.data()), data.size(), 8, h);
+  return h[0];
+}
+
+// A Digest64 as hashlib writes the digest: hexdigest(), 16 digits.
+inline std::string Hex64(uint64_t x) {
+  static const char* hex = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 0; i < 8; ++i) {
+    const uint8_t byte = static_cast<uint8_t>(x >> (8 * i));
+    out[2 * i] = hex[byte >> 4];
+    out[2 * i + 1] = hex[byte & 15];
+  }
+  return out;
+}
+
+// Hex64's inverse; false unless `text` is 16 lowercase hex digits.
+inline bool ParseHex64(const std::string& text, uint64_t* x) {
+  if (text.size() != 16) return false;
+  uint64_t out = 0;
+  for (int i = 0; i < 8; ++i) {
+    uint64_t byte = 0;
+    for (int j = 0; j < 2; ++j) {
+      const char c = text[2 * i + j];
+      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f'
+                                                    ? c - 'a' + 10 : -1;
+      if (d < 0) return false;
+      byte = byte * 16 + static_cast<uint64_t>(d);
+    }
+    out |= byte << (8 * i);
+  }
+  *x = out;
+  return true;
 }
 
 }  // namespace blake2b

@@ -35,18 +35,24 @@
 // Python in one batch per update phase (`pending_leaves` /
 // `set_leaf_values`, the hook of a network).
 //
-// Threads: `Run` releases the GIL; the engine itself is single-threaded and
-// must not be used from two threads at once (the Python wrapper holds it).
+// Threads: `Run` releases the GIL. A timed anchored run with rollout leaves
+// and `threads` 2 runs on two (RunTwoThreads, Obscuro's expander beside
+// its CFR thread); otherwise one. The engine must not be called from two
+// Python threads at once (the Python wrapper holds it).
 
 #ifndef OPEN_SPIEL_SOG_NATIVE_HISTORY_ENGINE_H_
 #define OPEN_SPIEL_SOG_NATIVE_HISTORY_ENGINE_H_
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -71,9 +77,9 @@ class HistoryEngine : public HistoryTree {
                       int64_t enter_seq, int64_t budget) {
     const std::vector<double>& values = old.NodeValues();
     std::unique_ptr<State> state = old.StateOf(n);
-    int64_t root = AddRoot(*state, weight, enter_seq, values[n],
-                           old.key_strings_[old.key_[0][n]],
-                           old.key_strings_[old.key_[1][n]]);
+    int64_t root = AddRootKeys(*state, weight, enter_seq, values[n],
+                               old.key_hashes_[old.key_[0][n]],
+                               old.key_hashes_[old.key_[1][n]]);
     std::vector<std::pair<int64_t, int64_t>> queue = {{n, root}}, next;
     int64_t added = 1;
     while (!queue.empty()) {
@@ -102,8 +108,9 @@ class HistoryEngine : public HistoryTree {
           std::unique_ptr<State> s =
               old.states_[k] ? old.states_[k]->Clone() : nullptr;
           int64_t c = AddNodeFrom(m, i, old.action_[k], old.edge_[k],
-                                  std::move(s), old.key_strings_[old.key_[0][k]],
-                                  old.key_strings_[old.key_[1][k]],
+                                  std::move(s),
+                                  old.key_hashes_[old.key_[0][k]],
+                                  old.key_hashes_[old.key_[1][k]],
                                   old.actor_[k], values[k]);
           next.push_back({k, c});
         }
@@ -205,6 +212,9 @@ class HistoryEngine : public HistoryTree {
                         max_nodes);
     }
     py::gil_scoped_release release;
+    if (config_.threads == 2 && seconds > 0 && config_.growth == "anchored") {
+      return RunTwoThreads(simulations, seconds, max_nodes);
+    }
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
     const bool timed = seconds > 0;
@@ -264,6 +274,129 @@ class HistoryEngine : public HistoryTree {
                   walks >= walk_cap;
       if (!timed && limit == INT64_MAX) done = true;
       if (done) break;
+    }
+    return {sims, iterations, walks};
+  }
+
+  // Run's timed anchored search on two threads (Obscuro's design): the
+  // CFR thread runs CFR+ iterations back to back over the tree as it
+  // stands, while this thread, the expander, walks the same tree (reading
+  // the policy of the last commit, copied) and builds the children of the
+  // leaves it reaches (states, keys, rollout values) without writing to
+  // the tree. Once an iteration has ended since the last commit, the
+  // expander asks the CFR thread to pause after its current iteration,
+  // walking on until it does, then commits what it built (nodes appended
+  // to the structure of arrays, new rows) and lets it go on. No write
+  // meets a read: the tree changes only while the CFR thread waits. On a
+  // tree with nothing left to grow the CFR thread never waits. At the
+  // deadline (or the simulation cap) uncommitted expansions are dropped,
+  // and an iteration runs if none has since the last commit, so every leaf
+  // of the tree returned has been iterated. Returns (simulations,
+  // iterations, walks); called without the GIL.
+  std::tuple<int64_t, int64_t, int64_t> RunTwoThreads(int64_t simulations,
+                                                      double seconds,
+                                                      int64_t max_nodes) {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(seconds));
+    auto past = [&]() { return Clock::now() >= deadline; };
+    RootWeights();
+    const int64_t limit = simulations < 0 ? INT64_MAX : simulations;
+    int64_t sims = 0, walks = 0;
+    for (int p = 0; p < 2; ++p) walk_policy_[p] = rows_[p].current;
+    std::vector<uint8_t> claimed(Size(), 0);
+    std::vector<Prepared> built;
+    int64_t new_nodes = 0;
+    // Control, under mu: pause requests and the CFR thread's answers.
+    std::mutex mu;
+    std::condition_variable cv;
+    int64_t requested = 0, resumed = 0;
+    bool quit = false;
+    std::atomic<int64_t> acknowledged{0}, iterated{0};
+    std::thread cfr([&]() {
+      while (true) {
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          if (requested != acknowledged.load(std::memory_order_relaxed)) {
+            acknowledged.store(requested, std::memory_order_release);
+            cv.wait(lock, [&]() { return quit || resumed == requested; });
+          }
+          if (quit) return;
+        }
+        Iterate();
+        iterated.fetch_add(1, std::memory_order_release);
+      }
+    });
+    // (Joins the CFR thread however this function ends: Ctrl-C raises out
+    // of CheckSignals.)
+    struct Join {
+      std::mutex& mu;
+      std::condition_variable& cv;
+      bool& quit;
+      std::thread& thread;
+      ~Join() {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          quit = true;
+        }
+        cv.notify_all();
+        if (thread.joinable()) thread.join();
+      }
+    } join{mu, cv, quit, cfr};
+    int64_t iterated_at_commit = 0, pausing = 0;
+    while (!past()) {
+      if (sims + static_cast<int64_t>(built.size()) >= limit ||
+          Size() + new_nodes >= max_nodes) {
+        break;
+      }
+      ++walks;
+      const int64_t leaf = WalkTo(walks % 2);
+      if (leaf >= 0 && !claimed[leaf]) {
+        claimed[leaf] = 1;
+        built.push_back(Prepare(leaf));
+        new_nodes += static_cast<int64_t>(built.back().actions.size());
+      }
+      if ((walks & 1023) == 0) CheckSignals();
+      if (pausing == 0 && !built.empty() &&
+          iterated.load(std::memory_order_acquire) > iterated_at_commit) {
+        std::lock_guard<std::mutex> lock(mu);
+        pausing = ++requested;
+      }
+      if (pausing == 0 ||
+          acknowledged.load(std::memory_order_acquire) != pausing) {
+        continue;
+      }
+      // The CFR thread waits: commit.
+      for (Prepared& prep : built) {
+        if (Size() + static_cast<int64_t>(prep.actions.size()) > max_nodes) {
+          break;
+        }
+        Commit(&prep);
+        ++sims;
+      }
+      built.clear();
+      new_nodes = 0;
+      for (int p = 0; p < 2; ++p) walk_policy_[p] = rows_[p].current;
+      claimed.assign(Size(), 0);
+      iterated_at_commit = iterated.load(std::memory_order_acquire);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        resumed = pausing;
+      }
+      cv.notify_all();
+      pausing = 0;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      quit = true;
+    }
+    cv.notify_all();
+    cfr.join();
+    int64_t iterations = iterated.load();
+    if (iterations == iterated_at_commit && sims > 0) {
+      Iterate();
+      ++iterations;
     }
     return {sims, iterations, walks};
   }
@@ -548,6 +681,121 @@ class HistoryEngine : public HistoryTree {
                              static_cast<int64_t>(cdf.size()) - 1);
   }
 
+  // A leaf's children as the expander builds them off the tree: what
+  // Expand(node) adds, committed between rounds (RunTwoThreads).
+  struct Prepared {
+    int64_t node;
+    std::vector<Action> actions;  // legal actions, or chance outcomes
+    std::vector<double> probs;    // chance probabilities; 1 at decisions
+    std::vector<std::unique_ptr<State>> states;
+    std::vector<Key> keys[2];
+    std::vector<double> values;  // rollouts; NaN where terminal
+  };
+
+  // An anchored walk (Simulate's) that writes nothing to the tree: it
+  // reads the policy the last round left (walk_policy_) and returns the
+  // leaf it reaches, or -1 at a terminal history.
+  int64_t WalkTo(int explorer) {
+    int64_t n = roots_.size() == 1 ? roots_[0] : roots_[Sample(root_cdf_)];
+    while (true) {
+      const int actor = actor_[n];
+      if (actor == kTerminal) return -1;
+      if (leaf_[n]) return n;
+      ++work_;
+      const int64_t k = child_count_[n];
+      int64_t pick = k - 1;
+      if (actor == kChance) {
+        double u = Uniform(rng_), total = 0.0;
+        for (int64_t i = 0; i < k; ++i) {
+          total += edge_[children_[child_start_[n] + i]];
+          if (u < total) {
+            pick = i;
+            break;
+          }
+        }
+      } else if (actor == explorer && Uniform(rng_) < 0.5) {
+        pick = static_cast<int64_t>(Mix(rng_) % k);
+      } else {
+        const double* pol =
+            walk_policy_[actor].data() + rows_[actor].offset[row_[n]];
+        double total = 0.0;
+        for (int64_t i = 0; i < k; ++i) total += pol[i];
+        if (total > 0) {
+          double u = Uniform(rng_) * total, run = 0.0;
+          for (int64_t i = 0; i < k; ++i) {
+            run += pol[i];
+            if (u < run) {
+              pick = i;
+              break;
+            }
+          }
+        } else {
+          pick = static_cast<int64_t>(Mix(rng_) % k);
+        }
+      }
+      n = children_[child_start_[n] + pick];
+    }
+  }
+
+  // Leaf n's children, keys and rollout values, built without writing to
+  // the tree (its state, keys and rows are read only).
+  Prepared Prepare(int64_t n) {
+    Prepared out;
+    out.node = n;
+    const State& state = *states_[n];
+    if (actor_[n] == kChance) {
+      for (const auto& [a, p] : state.ChanceOutcomes()) {
+        out.actions.push_back(a);
+        out.probs.push_back(p);
+      }
+    } else if (row_[n] >= 0) {
+      const Rows& rows = rows_[actor_[n]];
+      const int64_t off = rows.offset[row_[n]];
+      out.actions.assign(rows.action.begin() + off,
+                         rows.action.begin() + off + rows.count[row_[n]]);
+      out.probs.assign(out.actions.size(), 1.0);
+    } else {
+      out.actions = state.LegalActions();
+      out.probs.assign(out.actions.size(), 1.0);
+    }
+    for (Action a : out.actions) {
+      std::unique_ptr<State> child = state.Child(a);
+      auto keys = ChildKeyHashes(n, state, a, *child);
+      out.keys[0].push_back(keys.first);
+      out.keys[1].push_back(keys.second);
+      out.values.push_back(child->IsTerminal()
+                               ? std::numeric_limits<double>::quiet_NaN()
+                               : Rollout(*child));
+      out.states.push_back(std::move(child));
+    }
+    return out;
+  }
+
+  // Adds a Prepared expansion to the tree (Expand's result).
+  void Commit(Prepared* prep) {
+    const int64_t n = prep->node;
+    const int64_t k = static_cast<int64_t>(prep->actions.size());
+    if (actor_[n] == kChance) {
+      ReserveChildren(n, k);
+    } else {
+      // (A row made since, by another history of the infostate, has the
+      // same legal actions in the same order.)
+      MakeRow(n, &prep->actions);
+      if (ChildCount(n) != k) {
+        Refuse("history engine: an infostate's histories disagree on their "
+               "legal actions (" + std::to_string(ChildCount(n)) + " and " +
+               std::to_string(k) + ")");
+      }
+    }
+    for (int64_t i = 0; i < k; ++i) {
+      if (children_[child_start_[n] + i] >= 0) continue;
+      AttachChild(n, i, prep->actions[i], prep->probs[i],
+                  std::move(prep->states[i]), KeyId(prep->keys[0][i]),
+                  KeyId(prep->keys[1][i]), prep->values[i]);
+    }
+    Finish(n);
+  }
+
   // One walk; true where it added to the tree.
   bool Simulate(int explorer) {
     int64_t n = roots_.size() == 1 ? roots_[0] : roots_[Sample(root_cdf_)];
@@ -710,6 +958,7 @@ class HistoryEngine : public HistoryTree {
   std::vector<double> root_cdf_;
   std::vector<std::pair<int, int64_t>> path_;
   std::vector<double> cfr_;
+  std::vector<double> walk_policy_[2];  // RunTwoThreads: the round's policy
 };
 
 inline void Define(py::module_& m) {
@@ -728,7 +977,8 @@ inline void Define(py::module_& m) {
       .def_readwrite("utility_range", &Config::utility_range)
       .def_readwrite("network_leaves", &Config::network_leaves)
       .def_readwrite("leaf_batch", &Config::leaf_batch)
-      .def_readwrite("seed", &Config::seed);
+      .def_readwrite("seed", &Config::seed)
+      .def_readwrite("threads", &Config::threads);
   py::class_<HistoryEngine>(m, "HistoryEngine")
       .def(py::init<std::shared_ptr<const open_spiel::Game>, Config>(),
            py::arg("game"), py::arg("config"))

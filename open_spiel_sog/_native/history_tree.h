@@ -64,7 +64,6 @@ using ::open_spiel::State;
 constexpr int kChance = -1;    // pyspiel.PlayerId.CHANCE
 constexpr int kTerminal = -4;  // pyspiel.PlayerId.TERMINAL
 constexpr int64_t kRoot = -1;  // a sequence's row when it is a root sequence
-constexpr size_t kMaxAohChars = 512;  // infostates.py's _MAX_AOH_CHARS
 
 // A ValueError in Python (pybind11 translates std::invalid_argument); safe
 // with the GIL released.
@@ -78,9 +77,28 @@ inline uint64_t Mix(uint64_t& state) { return rollouts::SplitMix64(state); }
 // One player's rows: infostates where it acts, each a run of slots (its
 // legal actions) in the flat sequence arrays, after `num_root` root
 // sequences (the sequence index of row r's slot k is offset[r] + k).
+// An infostate key: 64 bits of BLAKE2b (blake2b::Digest64), shown as its
+// 16 hex digits where Python or a person reads it (HistoryKeys' keys).
+using Key = uint64_t;
+
+// A row's place: its player's key and the sequence it continues.
+struct KeySeq {
+  Key key;
+  int64_t seq;
+  bool operator==(const KeySeq& o) const {
+    return key == o.key && seq == o.seq;
+  }
+};
+struct KeySeqHash {
+  size_t operator()(const KeySeq& k) const {
+    return static_cast<size_t>(k.key ^ (static_cast<uint64_t>(k.seq) *
+                                        0x9e3779b97f4a7c15ULL));
+  }
+};
+
 struct Rows {
   int64_t num_root = 1;
-  std::unordered_map<std::string, int64_t> index;  // key + parent seq -> row
+  std::unordered_map<KeySeq, int64_t, KeySeqHash> index;  // -> row
   std::vector<int64_t> key;                        // key id
   std::vector<int64_t> parent_seq;
   std::vector<int64_t> offset;
@@ -193,6 +211,10 @@ struct Config {
   // batch see its leaves' visits but not yet their values).
   int64_t leaf_batch = 1;
   uint64_t seed = 0;
+  // Threads of a timed anchored run with rollout leaves: 2 grows the tree
+  // in one (the expander) while the other runs CFR+ (Obscuro's design);
+  // 1, or a counted run, alternates the two in one thread.
+  int threads = 1;
 };
 
 class HistoryTree {
@@ -209,6 +231,10 @@ class HistoryTree {
              "'; supported: 'string', 'aoh', 'history'");
     }
     if (config_.rollouts < 1) Refuse("history engine: rollouts must be >= 1");
+    if (config_.threads < 1 || config_.threads > 2) {
+      Refuse("history engine: threads must be 1 or 2, got " +
+             std::to_string(config_.threads));
+    }
     aoh_uses_infostate_ =
         !game_->GetType().provides_observation_string;
     Clear();
@@ -233,7 +259,7 @@ class HistoryTree {
     gadget_.clear();
     gadget_player_ = -1;
     key_ids_.clear();
-    key_strings_.clear();
+    key_hashes_.clear();
     warm_[0].clear();
     warm_[1].clear();
     freeze_player_ = -1;
@@ -251,21 +277,25 @@ class HistoryTree {
 
   // Root history `state` of chance weight `weight`; the gadget player starts
   // from `enter_seq` (its J's enter sequence, or the root sequence 0).
-  // `value`: its value where known (NaN: rollouts). Keys: empty strings
-  // compute them (replaying the history for action-observation keys).
+  // `value`: its value where known (NaN: rollouts). Keys (HistoryKeys',
+  // 16 hex digits): empty strings compute them (replaying the history for
+  // action-observation keys).
   int64_t AddRoot(const State& state, double weight, int64_t enter_seq,
                   double value, const std::string& key0,
                   const std::string& key1) {
-    std::unique_ptr<State> s = state.Clone();
-    int64_t k0, k1;
     if (key0.empty() && key1.empty()) {
-      auto keys = RootKeys(*s);
-      k0 = KeyId(keys.first);
-      k1 = KeyId(keys.second);
-    } else {
-      k0 = KeyId(key0);
-      k1 = KeyId(key1);
+      auto keys = RootKeys(state);
+      return AddRootKeys(state, weight, enter_seq, value, keys.first,
+                         keys.second);
     }
+    return AddRootKeys(state, weight, enter_seq, value, ParseKey(key0),
+                       ParseKey(key1));
+  }
+
+  int64_t AddRootKeys(const State& state, double weight, int64_t enter_seq,
+                      double value, Key key0, Key key1) {
+    std::unique_ptr<State> s = state.Clone();
+    const int64_t k0 = KeyId(key0), k1 = KeyId(key1);
     int64_t seqs[2] = {0, 0};
     if (gadget_player_ >= 0) seqs[gadget_player_] = enter_seq;
     std::vector<Action> history = s->History();
@@ -291,7 +321,9 @@ class HistoryTree {
       std::vector<Action> actions = has_alternative[j]
                                         ? std::vector<Action>{0, 1}
                                         : std::vector<Action>{1};
-      int64_t row = NewRow(player, KeyId("gadget " + std::to_string(j)), 0,
+      int64_t row = NewRow(player,
+                           KeyId(blake2b::Digest64("gadget " +
+                                                   std::to_string(j))), 0,
                            actions, true);
       gadget_.push_back({row, alternative[j], has_alternative[j], prior[j]});
       enters.push_back(rows_[player].offset[row] +
@@ -303,7 +335,7 @@ class HistoryTree {
   // Warm-start regrets of rows made with (player, key).
   void Warm(int player, const std::string& key,
             const std::vector<double>& regrets) {
-    warm_[player][key] = regrets;
+    warm_[player][ParseKey(key)] = regrets;
   }
 
   // Player `player`'s rows below root histories whose key is not `own_key`
@@ -312,8 +344,9 @@ class HistoryTree {
                                                    std::vector<double>>& pol,
               const std::string& own_key) {
     freeze_player_ = player;
-    freeze_ = pol;
-    freeze_key_ = own_key;
+    freeze_.clear();
+    for (const auto& [key, policy] : pol) freeze_[ParseKey(key)] = policy;
+    freeze_key_ = ParseKey(own_key);
   }
 
   // Gives leaf n all its children (chance and decision nodes alike).
@@ -430,7 +463,8 @@ class HistoryTree {
   }
 
   std::pair<std::string, std::string> Keys(int64_t n) const {
-    return {key_strings_[key_[0][n]], key_strings_[key_[1][n]]};
+    return {blake2b::Hex64(key_hashes_[key_[0][n]]),
+            blake2b::Hex64(key_hashes_[key_[1][n]])};
   }
 
   // Player p's rows but the gadget's: [(key, regrets)] (the warm start of
@@ -442,7 +476,7 @@ class HistoryTree {
       if (IsGadgetRow(p, r)) continue;
       const int64_t off = rows.offset[r], k = rows.count[r];
       out.append(py::make_tuple(
-          key_strings_[rows.key[r]],
+          blake2b::Hex64(key_hashes_[rows.key[r]]),
           std::vector<double>(rows.regrets.begin() + off,
                               rows.regrets.begin() + off + k)));
     }
@@ -477,7 +511,7 @@ class HistoryTree {
       avg.resize(k);
       rows.Average(r, avg.data());
       out.append(py::make_tuple(
-          key_strings_[rows.key[r]],
+          blake2b::Hex64(key_hashes_[rows.key[r]]),
           std::vector<Action>(rows.action.begin() + off,
                               rows.action.begin() + off + k),
           avg));
@@ -499,7 +533,7 @@ class HistoryTree {
       kept_for_ = Size();
       kept_actor_ = actor;
     }
-    auto id = key_ids_.find(key);
+    auto id = key_ids_.find(ParseKey(key));
     if (id == key_ids_.end()) return {};
     auto it = kept_index_.find(id->second * 2 + q);
     return it == kept_index_.end() ? std::vector<int64_t>() : it->second;
@@ -529,23 +563,35 @@ class HistoryTree {
     return p == gadget_player_ && r < static_cast<int64_t>(gadget_.size());
   }
 
-  int64_t KeyId(const std::string& key) {
+  int64_t KeyId(Key key) {
     auto it = key_ids_.find(key);
     if (it != key_ids_.end()) return it->second;
-    int64_t id = static_cast<int64_t>(key_strings_.size());
+    int64_t id = static_cast<int64_t>(key_hashes_.size());
     key_ids_.emplace(key, id);
-    key_strings_.push_back(key);
+    key_hashes_.push_back(key);
     return id;
   }
 
-  // infostates.py's _separate_roles / _aoh_extend, for one history.
-  std::string StringKey(const State& s, int p) const {
+  // A key from Python: HistoryKeys' 16 hex digits.
+  static Key ParseKey(const std::string& text) {
+    Key key;
+    if (!blake2b::ParseHex64(text, &key)) {
+      Refuse("history engine: a key is 16 hex digits (HistoryKeys'), got '" +
+             text.substr(0, 40) + "'");
+    }
+    return key;
+  }
+
+  // infostates.py's HistoryKeys, for one history: the digest of the
+  // information_state_string, a waiting player's and a finished game's
+  // marked as such.
+  Key StringKey(const State& s, int p) const {
     const int actor = s.IsTerminal() ? kTerminal : s.CurrentPlayer();
     std::string key = s.InformationStateString(p);
     if (actor != p) {
       key += actor == kTerminal ? " [game over]" : " [not acting]";
     }
-    return key;
+    return blake2b::Digest64(key);
   }
 
   std::string Observe(const State& s, int p) const {
@@ -553,46 +599,56 @@ class HistoryTree {
                                : s.ObservationString(p);
   }
 
-  static std::string AohExtend(const std::string& prefix, Action own,
-                               bool has_own, const std::string& obs) {
-    std::string head = prefix;
-    if (has_own) head += " a" + std::to_string(own);
-    std::string key = head + " | " + obs;
-    if (key.size() > kMaxAohChars) {
-      key = "#" + blake2b::HexDigest(head, 16) + " | " + obs;
-    }
-    return key;
+  // infostates.py's _hash_extend: an action-observation history's key
+  // extended by one step, the digest of the parent key's hex digits (none
+  // at the root), the player's own action where it acted, and what it
+  // observes now.
+  static Key AohExtend(const Key* parent, Action own, bool has_own,
+                       const std::string& obs) {
+    std::string message = parent != nullptr ? blake2b::Hex64(*parent) : "";
+    if (has_own) message += " a" + std::to_string(own);
+    message += " | ";
+    message += obs;
+    return blake2b::Digest64(message);
   }
 
-  std::pair<std::string, std::string> RootKeys(const State& s) const {
-    if (config_.keys == "history") return {"", ""};
+  std::pair<Key, Key> RootKeys(const State& s) const {
+    if (config_.keys == "history") return {0, 0};
     if (config_.keys == "string") return {StringKey(s, 0), StringKey(s, 1)};
     std::unique_ptr<State> replay = game_->NewInitialState();
-    std::string k[2] = {AohExtend("", 0, false, Observe(*replay, 0)),
-                        AohExtend("", 0, false, Observe(*replay, 1))};
+    Key k[2] = {AohExtend(nullptr, 0, false, Observe(*replay, 0)),
+                AohExtend(nullptr, 0, false, Observe(*replay, 1))};
     for (Action a : s.History()) {
       const int actor = replay->CurrentPlayer();
       replay->ApplyAction(a);
       for (int p = 0; p < 2; ++p) {
-        k[p] = AohExtend(k[p], a, actor == p, Observe(*replay, p));
+        k[p] = AohExtend(&k[p], a, actor == p, Observe(*replay, p));
       }
     }
     return {k[0], k[1]};
   }
 
-  std::pair<int64_t, int64_t> ChildKeys(int64_t n, const State& parent,
-                                        Action a, const State& child) {
+  // Both players' keys at `child`, reached from node n (its state
+  // `parent`) by `a`. Reads the tree, writes nothing.
+  std::pair<Key, Key> ChildKeyHashes(int64_t n, const State& parent,
+                                     Action a, const State& child) const {
     if (config_.keys == "history") return {0, 0};
     if (config_.keys == "string") {
-      return {KeyId(StringKey(child, 0)), KeyId(StringKey(child, 1))};
+      return {StringKey(child, 0), StringKey(child, 1)};
     }
     const int actor = parent.CurrentPlayer();
-    int64_t ids[2];
+    Key keys[2];
     for (int p = 0; p < 2; ++p) {
-      ids[p] = KeyId(AohExtend(key_strings_[key_[p][n]], a, actor == p,
-                               Observe(child, p)));
+      keys[p] = AohExtend(&key_hashes_[key_[p][n]], a, actor == p,
+                          Observe(child, p));
     }
-    return {ids[0], ids[1]};
+    return {keys[0], keys[1]};
+  }
+
+  std::pair<int64_t, int64_t> ChildKeys(int64_t n, const State& parent,
+                                        Action a, const State& child) {
+    auto keys = ChildKeyHashes(n, parent, a, child);
+    return {KeyId(keys.first), KeyId(keys.second)};
   }
 
   int64_t AddNode(int64_t parent, int64_t slot, Action action, double edge,
@@ -648,8 +704,8 @@ class HistoryTree {
 
   // A child of n in slot `slot` from a state (its keys given).
   int64_t AddNodeFrom(int64_t n, int64_t slot, Action a, double edge,
-                      std::unique_ptr<State> state, const std::string& key0,
-                      const std::string& key1, int actor, double value) {
+                      std::unique_ptr<State> state, Key key0, Key key1,
+                      int actor, double value) {
     int64_t seqs[2] = {seq_[0][n], seq_[1][n]};
     if (actor_[n] >= 0) {
       seqs[actor_[n]] = rows_[actor_[n]].offset[row_[n]] + slot;
@@ -692,18 +748,18 @@ class HistoryTree {
     if (config_.keys == "history") {
       row = NewRow(p, 0, seq_[p][n], legal, !puct);
     } else {
-      const std::string& key = key_strings_[key_[p][n]];
-      std::string index_key = key + '\x1f' + std::to_string(seq_[p][n]);
+      const Key key = key_hashes_[key_[p][n]];
+      const KeySeq index_key{key, seq_[p][n]};
       auto it = rows_[p].index.find(index_key);
       if (it != rows_[p].index.end()) {
         row = it->second;
       } else {
         row = NewRow(p, key_[p][n], seq_[p][n], legal, !puct);
-        rows_[p].index.emplace(std::move(index_key), row);
+        rows_[p].index.emplace(index_key, row);
         Rows& rows = rows_[p];
         const int64_t off = rows.offset[row], k = rows.count[row];
         if (freeze_player_ == p &&
-            key_strings_[key_[p][origin_[n]]] != freeze_key_) {
+            key_hashes_[key_[p][origin_[n]]] != freeze_key_) {
           auto f = freeze_.find(key);
           rows.frozen[row] = 1;
           for (int64_t i = 0; i < k; ++i) {
@@ -759,6 +815,15 @@ class HistoryTree {
     const State& state = *states_[n];
     std::unique_ptr<State> child = state.Child(a);
     auto keys = ChildKeys(n, state, a, *child);
+    return AttachChild(n, slot, a, prob, std::move(child), keys.first,
+                       keys.second, value);
+  }
+
+  // Child `child` of n in slot `slot` (its key ids k0, k1; value NaN:
+  // rollouts, or its return where terminal).
+  int64_t AttachChild(int64_t n, int64_t slot, Action a, double prob,
+                      std::unique_ptr<State> child, int64_t k0, int64_t k1,
+                      double value) {
     int64_t seqs[2] = {seq_[0][n], seq_[1][n]};
     const int p = actor_[n];
     if (p >= 0) {
@@ -772,9 +837,8 @@ class HistoryTree {
       }
     }
     const int64_t c =
-        AddNode(n, slot, a, prob, reach_[n] * prob, std::move(child),
-                keys.first, keys.second, seqs, value, depth_[n] + 1,
-                origin_[n]);
+        AddNode(n, slot, a, prob, reach_[n] * prob, std::move(child), k0, k1,
+                seqs, value, depth_[n] + 1, origin_[n]);
     children_[child_start_[n] + slot] = c;
     leaf_[n] = 0;
     return c;
@@ -820,12 +884,12 @@ class HistoryTree {
   std::vector<std::vector<Action>> root_history_;
   std::vector<Gadget> gadget_;
   int gadget_player_ = -1;
-  std::unordered_map<std::string, int64_t> key_ids_;
-  std::vector<std::string> key_strings_;
-  std::unordered_map<std::string, std::vector<double>> warm_[2];
+  std::unordered_map<Key, int64_t> key_ids_;
+  std::vector<Key> key_hashes_;  // by key id
+  std::unordered_map<Key, std::vector<double>> warm_[2];
   int freeze_player_ = -1;
-  std::unordered_map<std::string, std::vector<double>> freeze_;
-  std::string freeze_key_;
+  std::unordered_map<Key, std::vector<double>> freeze_;
+  Key freeze_key_ = 0;
   std::vector<int64_t> pending_;
   // Pending leaves' walks, backed up when their values come (PUCT growth).
   std::unordered_map<int64_t, std::vector<int64_t>> deferred_;

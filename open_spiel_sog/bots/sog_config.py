@@ -144,6 +144,11 @@ class SoGConfig:
       CVPN at the anchored subgame's leaves: at most this many leaves per
       network call, a phase's leaves at least; -1 (auto): 256 (in
       phantom_ttt at 0.2 s a move, about twice the simulations of 64).
+    threads: the anchored subgame on the native engine under a time_limit
+      with rollout leaves: 2 grows the tree in an expander thread while
+      the other runs CFR+ (Obscuro's design; docs/engine.md measures it), 1
+      alternates the two in one thread. Counted searches (no time_limit)
+      run in one thread and repeat from their seed either way.
     policy_threshold: the bot plays (and `get_policy` gives) the searched
       policy with the actions below this probability dropped and the rest
       renormalised, the largest always kept (thresholding: Ganzfried and
@@ -181,6 +186,7 @@ class SoGConfig:
   engine: str = "auto"
   puct_values: str = "backed_up"
   leaf_batch: int = -1
+  threads: int = 2
 
   # simulations=-1 (auto): the count without a time limit, and the cap
   # (out of reach) that leaves a time-limited search to the clock.
@@ -251,6 +257,8 @@ class SoGConfig:
       raise ValueError(
           f"sog: unknown puct_values {self.puct_values!r}; supported: "
           f"{', '.join(map(repr, engine_lib.PUCT_VALUES))}")
+    if isinstance(self.threads, bool) or self.threads not in (1, 2):
+      raise ValueError(f"sog: threads must be 1 or 2, got {self.threads!r}")
     if isinstance(self.leaf_batch, bool) or not isinstance(
         self.leaf_batch, int) or (self.leaf_batch < 1 and
                                   self.leaf_batch != -1):
@@ -335,4 +343,5 @@ def anchored_config(config: SoGConfig) -> anchored.AnchoredConfig:
       expansions_per_update=config.expansions_per_update,
       rollouts=config.leaf_rollouts,
       leaf_batch=config.leaf_batch if config.leaf_batch > 0 else 256,
+      threads=config.threads,
       averaging_power=config.averaging_power, seed=config.seed)

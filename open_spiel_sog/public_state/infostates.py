@@ -329,14 +329,38 @@ class DecisionHomes:
           del home[(p, key)]
 
 
+def _digest(message: str) -> str:
+  """A history key: BLAKE2b of `message` with an 8-byte digest, as 16 hex
+  digits (the native engine's `blake2b::Digest64`, shown by `Hex64`)."""
+  return hashlib.blake2b(message.encode(), digest_size=8).hexdigest()
+
+
+def _hash_extend(parent: str | None, own_action: int | None,
+                 observation: str) -> str:
+  """An action-observation history's key extended by one step: the digest
+  of the parent key (none at the root), the player's own action where it
+  acted, and what it observes now (history_tree.h's AohExtend)."""
+  own = "" if own_action is None else f" a{own_action}"
+  return _digest(f"{parent or ''}{own} | {observation}")
+
+
 class HistoryKeys:
   """Both players' infostate keys of histories built one step at a time (a
-  history tree's nodes, DESIGN.md section 15), the same keys `InfostateKeys`
-  gives a public state's histories: the game's information_state_string
-  ("string"; a waiting player's and a finished game's key marked as such,
-  see `_separate_roles`) or the action-observation history ("aoh"), extended
-  from the parent's key instead of replayed from the root.
-  Perfect-information games ("history") have no use for them.
+  history tree's nodes, DESIGN.md section 15), keys that cost a hash: 64
+  bits of BLAKE2b as 16 hex digits, the same in both engines. The game's
+  information_state_string ("string"; a waiting player's and a finished
+  game's marked as such, see `_separate_roles`) is hashed whole; the
+  action-observation history ("aoh") is hashed incrementally, each key the
+  digest of its parent's key and the step's own action and observation,
+  so a key costs one observation string and one hash however long the game.
+  `readable(state)` gives the strings these keys stand for, where a person
+  or a test needs them. Perfect-information games ("history") have no use
+  for them.
+
+  Collisions: a search holds at most millions of keys per player; the
+  chance that two of n distinct infostates share 64 bits is below
+  n^2 / 2^65 (3e-6 at n = 10^7). tests/history_engine_test.py checks that
+  the hashed keys split whole games' histories as the readable ones do.
   """
 
   def __init__(self, game: pyspiel.Game, requested: str = "auto"):
@@ -362,9 +386,10 @@ class HistoryKeys:
   def root(self, state: pyspiel.State) -> tuple[str, str]:
     """Both players' keys at `state` (replayed from the initial state)."""
     if self.source == "string":
-      return self._string_keys(state)
+      k0, k1 = self._string_keys(state)
+      return _digest(k0), _digest(k1)
     replay = self.game.new_initial_state()
-    keys = tuple(_aoh_extend("", None, self._observe(replay, p))
+    keys = tuple(_hash_extend(None, None, self._observe(replay, p))
                  for p in (0, 1))
     for a in state.history():
       keys = self.child(keys, replay, a, replay.child(a))
@@ -376,7 +401,24 @@ class HistoryKeys:
     """Both players' keys at `child`, reached from `parent` (whose keys are
     `keys`) by `action`."""
     if self.source == "string":
-      return self._string_keys(child)
+      k0, k1 = self._string_keys(child)
+      return _digest(k0), _digest(k1)
     actor = parent.current_player()
-    return tuple(_aoh_extend(keys[p], action if actor == p else None,
-                             self._observe(child, p)) for p in (0, 1))
+    return tuple(_hash_extend(keys[p], action if actor == p else None,
+                              self._observe(child, p)) for p in (0, 1))
+
+  def readable(self, state: pyspiel.State) -> tuple[str, str]:
+    """The strings both players' keys at `state` stand for, in full: the
+    marked information_state_strings, or the action-observation histories
+    (own actions and observations, each step ' | '-separated)."""
+    if self.source == "string":
+      return self._string_keys(state)
+    replay = self.game.new_initial_state()
+    keys = [f" | {self._observe(replay, p)}" for p in (0, 1)]
+    for a in state.history():
+      actor = replay.current_player()
+      replay.apply_action(a)
+      for p in (0, 1):
+        own = f" a{a}" if actor == p else ""
+        keys[p] += f"{own} | {self._observe(replay, p)}"
+    return keys[0], keys[1]

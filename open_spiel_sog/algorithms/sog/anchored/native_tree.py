@@ -46,7 +46,8 @@ class NativeHistoryTree:
 
   def __init__(self, game: pyspiel.Game, keys: HistoryKeys, rollouts: int,
                seed: int, max_moves: int = 0, predictive: bool = False,
-               averaging_power: float = 1.0, leaf_batch: int = 0):
+               averaging_power: float = 1.0, leaf_batch: int = 0,
+               threads: int = 1):
     shim = engine_lib.native_module()
     config = shim.HistoryEngineConfig()
     # (leaf_batch > 0: new leaves wait for a network, `leaf_batch` a run.)
@@ -60,6 +61,8 @@ class NativeHistoryTree:
     config.predictive = bool(predictive)
     config.averaging_power = float(averaging_power)
     config.seed = int(seed) & 0x7FFFFFFFFFFFFFFF
+    # (2: a timed run grows in an expander thread beside the CFR thread.)
+    config.threads = int(threads)
     self.game = game
     self.keys = keys
     self.draw = config.draw

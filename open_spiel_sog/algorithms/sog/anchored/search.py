@@ -98,6 +98,9 @@ class AnchoredConfig:
     leaf_batch: with a network (`AnchoredSearch(network=...)`), the most
       new leaves valued by one network call (a phase's leaves are valued
       before its CFR+ iteration, however few).
+    threads: the native engine's timed runs with rollout leaves: 2 grows
+      the tree in an expander thread beside the CFR+ thread, 1 alternates
+      them (counted runs always do).
     seed: the random stream's seed.
   """
   root_histories: int = 128
@@ -114,6 +117,7 @@ class AnchoredConfig:
   averaging_power: float = 1.0
   predictive: bool = False
   leaf_batch: int = 256
+  threads: int = 2
   seed: int = 0
 
   def validate(self) -> None:
@@ -124,6 +128,8 @@ class AnchoredConfig:
                  "rollouts", "max_nodes", "max_visits", "leaf_batch"):
       if getattr(self, name) < 1:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+    if self.threads not in (1, 2):
+      raise ValueError(f"threads must be 1 or 2, got {self.threads}")
     if not ((self.expansions_per_update > 0 or
              self.expansions_per_update == -1) and
             math.isfinite(self.expansions_per_update)):
@@ -299,7 +305,7 @@ class AnchoredSearch:
       return NativeHistoryTree(
           self.game, self.keys, rollouts[0], seed, rollouts[1],
           cfg.predictive, cfg.averaging_power,
-          cfg.leaf_batch if self.network is not None else 0)
+          cfg.leaf_batch if self.network is not None else 0, cfg.threads)
     tree = HistoryTree(self.game, self.keys, rollouts[0], seed,
                        rollouts[1], cfg.predictive)
     tree.network_leaves = self.network is not None

@@ -288,11 +288,13 @@ class HistoryEngine : public HistoryTree {
   // walking on until it does, then commits what it built (nodes appended
   // to the structure of arrays, new rows) and lets it go on. No write
   // meets a read: the tree changes only while the CFR thread waits. On a
-  // tree with nothing left to grow the CFR thread never waits. At the
-  // deadline (or the simulation cap) uncommitted expansions are dropped,
-  // and an iteration runs if none has since the last commit, so every leaf
-  // of the tree returned has been iterated. Returns (simulations,
-  // iterations, walks); called without the GIL.
+  // tree with nothing left to grow the CFR thread never waits. Once the
+  // tree holds `max_nodes` (or the simulation cap is reached) the
+  // expander commits what it built and waits while the CFR thread
+  // iterates on to the deadline. At the deadline uncommitted expansions
+  // are dropped, and an iteration runs if none has since the last commit,
+  // so every leaf of the tree returned has been iterated. Returns
+  // (simulations, iterations, walks); called without the GIL.
   std::tuple<int64_t, int64_t, int64_t> RunTwoThreads(int64_t simulations,
                                                       double seconds,
                                                       int64_t max_nodes) {
@@ -348,24 +350,40 @@ class HistoryEngine : public HistoryTree {
     while (!past()) {
       if (sims + static_cast<int64_t>(built.size()) >= limit ||
           Size() + new_nodes >= max_nodes) {
-        break;
-      }
-      ++walks;
-      const int64_t leaf = WalkTo(walks % 2);
-      if (leaf >= 0 && !claimed[leaf]) {
-        claimed[leaf] = 1;
-        built.push_back(Prepare(leaf));
-        new_nodes += static_cast<int64_t>(built.back().actions.size());
-      }
-      if ((walks & 1023) == 0) CheckSignals();
-      if (pausing == 0 && !built.empty() &&
-          iterated.load(std::memory_order_acquire) > iterated_at_commit) {
-        std::lock_guard<std::mutex> lock(mu);
-        pausing = ++requested;
-      }
-      if (pausing == 0 ||
-          acknowledged.load(std::memory_order_acquire) != pausing) {
-        continue;
+        // The tree is full (or the simulations spent): the CFR thread
+        // iterates on to the deadline, this thread commits what it built
+        // and waits.
+        if (pausing == 0 && !built.empty()) {
+          std::lock_guard<std::mutex> lock(mu);
+          pausing = ++requested;
+        }
+        if (pausing == 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          CheckSignals();
+          continue;
+        }
+        if (acknowledged.load(std::memory_order_acquire) != pausing) {
+          std::this_thread::yield();
+          continue;
+        }
+      } else {
+        ++walks;
+        const int64_t leaf = WalkTo(walks % 2);
+        if (leaf >= 0 && !claimed[leaf]) {
+          claimed[leaf] = 1;
+          built.push_back(Prepare(leaf));
+          new_nodes += static_cast<int64_t>(built.back().actions.size());
+        }
+        if ((walks & 1023) == 0) CheckSignals();
+        if (pausing == 0 && !built.empty() &&
+            iterated.load(std::memory_order_acquire) > iterated_at_commit) {
+          std::lock_guard<std::mutex> lock(mu);
+          pausing = ++requested;
+        }
+        if (pausing == 0 ||
+            acknowledged.load(std::memory_order_acquire) != pausing) {
+          continue;
+        }
       }
       // The CFR thread waits: commit.
       for (Prepared& prep : built) {

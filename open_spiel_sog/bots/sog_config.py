@@ -146,9 +146,11 @@ class SoGConfig:
       phantom_ttt at 0.2 s a move, about twice the simulations of 64).
     threads: the anchored subgame on the native engine under a time_limit
       with rollout leaves: 2 grows the tree in an expander thread while
-      the other runs CFR+ (Obscuro's design; docs/engine.md measures it), 1
-      alternates the two in one thread. Counted searches (no time_limit)
-      run in one thread and repeat from their seed either way.
+      the other runs CFR+ (Obscuro's design: twice the histories, but in
+      phantom_ttt x's first-search value at 1 s is 0.628 against one
+      thread's 0.660; docs/engine.md), 1 alternates the two in one thread.
+      Counted searches (no time_limit) run in one thread and repeat from
+      their seed either way.
     policy_threshold: the bot plays (and `get_policy` gives) the searched
       policy with the actions below this probability dropped and the rest
       renormalised, the largest always kept (thresholding: Ganzfried and
@@ -186,7 +188,7 @@ class SoGConfig:
   engine: str = "auto"
   puct_values: str = "backed_up"
   leaf_batch: int = -1
-  threads: int = 2
+  threads: int = 1
 
   # simulations=-1 (auto): the count without a time limit, and the cap
   # (out of reach) that leaves a time-limited search to the clock.

@@ -117,7 +117,7 @@ class AnchoredConfig:
   averaging_power: float = 1.0
   predictive: bool = False
   leaf_batch: int = 256
-  threads: int = 2
+  threads: int = 1
   seed: int = 0
 
   def validate(self) -> None:

@@ -38,6 +38,9 @@ _WALK = flags.DEFINE_integer("walk", 0, "Random actions before the "
                              "searcher's first decision.")
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Searches per game.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the walk and the searches.")
+_THREADS = flags.DEFINE_integer(
+    "threads", 1, "The native engine's threads (2: the expander beside the "
+    "CFR thread); the Python engine runs on one.")
 _JSON = flags.DEFINE_bool("json", False, "Print a JSON summary, last.")
 
 
@@ -60,7 +63,8 @@ def measure(game_string: str, native: bool) -> dict:
   rows = []
   for k in range(_REPEATS.value):
     search = AnchoredSearch(game, _PLAYER.value, AnchoredConfig(
-        simulations=10**9, seed=_SEED.value + k), native=native)
+        simulations=10**9, seed=_SEED.value + k,
+        threads=_THREADS.value if native else 1), native=native)
     result = search.search(state, time.monotonic() + _SECONDS.value)
     rows.append({"simulations": result.simulations, "histories": result.nodes,
                  "iterations": result.iterations,

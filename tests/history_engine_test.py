@@ -250,10 +250,13 @@ def test_searches_repeat_from_a_seed():
   assert results[0] == results[1]
 
 
-@pytest.mark.parametrize("game_string", ["connect_four", "phantom_ttt"])
-def test_time_limit_is_kept(game_string):
+@pytest.mark.parametrize("game_string,params", [
+    ("connect_four", ""), ("phantom_ttt", ""),
+    ("phantom_ttt", "value_function=rollout,threads=2,")])
+def test_time_limit_is_kept(game_string, params):
   game = pyspiel.load_game(game_string)
-  bot = pyspiel.load_bot(f"sog(time_limit=0.5,engine=native,seed=1)", game, 0)
+  bot = pyspiel.load_bot(f"sog({params}time_limit=0.5,engine=native,seed=1)",
+                         game, 0)
   state = game.new_initial_state()
   decisions = 0
   while decisions < 3 and not state.is_terminal():

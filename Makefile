@@ -34,8 +34,8 @@ run: install
 
 # Two pytest workers (pytest-xdist), each taking whole test files; module
 # fixtures are built once, in the worker that runs the file. A fresh clone's
-# make test took 9 min 24 s on the 2-core machine, installs included
-# (2026-12-07, at 1c4c167; docs/testing.md).
+# make test took 8 min 49 s on the 2-core machine, installs included
+# (2026-12-07, at 60614e9; docs/testing.md).
 # Tests marked `alone` time decisions against the wall clock: they run after
 # the others, in one process, so that no other worker shares the cores.
 test: install

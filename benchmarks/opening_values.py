@@ -40,6 +40,7 @@ import numpy as np
 import pyspiel
 
 import open_spiel_sog  # registers "sog"  # pylint: disable=unused-import
+from open_spiel_sog.bots import sog
 
 _GAME = flags.DEFINE_string("game", "phantom_ttt", "Game string.")
 _MAX_HISTORIES = flags.DEFINE_list(
@@ -69,21 +70,15 @@ _SOG_PARAMS = flags.DEFINE_string(
 
 
 def _extra_params() -> dict:
-  """--sog_params as load_bot's params (numbers where they parse)."""
-  out = {}
-  for item in filter(None, _SOG_PARAMS.value.split(",")):
-    name, sep, value = item.partition("=")
-    if not sep or not name:
-      raise app.UsageError(
-          f"--sog_params takes name=value pairs, got {item!r}")
-    for kind in (int, float):
-      try:
-        value = kind(value)
-        break
-      except ValueError:
-        continue
-    out[name.strip()] = value
-  return out
+  """--sog_params as typed sog parameters (checked by SoGConfig)."""
+  own = "is set by a flag of its own; use that instead"
+  try:
+    return sog.SoGConfig.params_from_text(
+        _SOG_PARAMS.value, dict.fromkeys(
+            ("simulations", "max_histories", "seed", "subgame", "time_limit",
+             "purify"), own), flag="--sog_params")
+  except ValueError as e:
+    raise app.UsageError(str(e)) from None
 
 
 def _bounds() -> list[int]:
@@ -114,15 +109,14 @@ def first_decision(game: pyspiel.Game, seed: int) -> pyspiel.State:
   raise ValueError(f"{game}: the game ends before player 0 decides")
 
 
-def search(game: pyspiel.Game, bound: int, seed: int) -> dict:
-  """Player 0's first decision at `bound`: the figures the docstring
-  names."""
+def search(game: pyspiel.Game, bound: int, seed: int, extra: dict) -> dict:
+  """Player 0's first decision at `bound` (more sog parameters: `extra`):
+  the figures the docstring names."""
   bot = pyspiel.load_bot("sog", game, 0, {
       "simulations": (-1 if _TIME_LIMIT.value and not _SIMULATIONS.present
                       else _SIMULATIONS.value),
       "max_histories": bound, "seed": seed, "subgame": _SUBGAME.value,
-      "time_limit": _TIME_LIMIT.value, "purify": _PURIFY.value,
-      **_extra_params()})
+      "time_limit": _TIME_LIMIT.value, "purify": _PURIFY.value, **extra})
   state = first_decision(game, seed)
   start = time.monotonic()
   _, played = bot.step_with_policy(state)
@@ -170,6 +164,7 @@ def search(game: pyspiel.Game, bound: int, seed: int) -> dict:
 def main(argv):
   del argv
   bounds = _bounds()
+  extra = _extra_params()
   try:
     game = pyspiel.load_game(_GAME.value)
   except pyspiel.SpielError as e:
@@ -177,7 +172,7 @@ def main(argv):
   rows = []
   for bound in bounds:
     for seed in range(_SEEDS.value):
-      rows.append(search(game, bound, seed))
+      rows.append(search(game, bound, seed, extra))
       r = rows[-1]
       print(f"max_histories={bound} seed {seed}: value {r['value']:+.3f}, "
             f"largest probability {r['largest_probability']:.2f} "

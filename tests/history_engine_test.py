@@ -377,31 +377,40 @@ def test_network_hook_hands_leaves_over_in_one_batch():
   assert values[1] < -0.9 and values[0] > values[1] + 0.5
 
 
-def test_ctrl_c_stops_a_long_search():
-  """A search holds no GIL while it runs; Ctrl-C (SIGINT) still raises
-  KeyboardInterrupt out of it within a moment, not at its end."""
+def _assert_ctrl_c_interrupts(setup: str, search: str, wait: float) -> None:
+  """Runs `setup` then `search` (Python lines) in a child process, sends it
+  SIGINT `wait` seconds into the search, and asserts that KeyboardInterrupt
+  came out of the search within 5 s."""
   # (The child restores Python's SIGINT handler: a pytest-xdist worker
   # may run with SIGINT ignored, which its children inherit.)
-  code = ("import signal, sys, pyspiel, open_spiel_sog\n"
+  code = ("import signal, sys, time, pyspiel, open_spiel_sog\n"
           "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-          "from open_spiel_sog.algorithms.sog import engine\n"
-          "g = pyspiel.load_game('connect_four')\n"
-          "s = engine.PerfectInformationSearch(g, simulations=10**8)\n"
+          f"{setup}\n"
           "print('searching', flush=True)\n"
           "try:\n"
-          "  s.search(g.new_initial_state())\n"
+          f"  {search}\n"
           "except KeyboardInterrupt:\n"
           "  print('interrupted', flush=True)\n")
   proc = subprocess.Popen([sys.executable, "-c", code],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True)
   assert proc.stdout.readline().strip() == "searching"
-  time.sleep(1.0)
+  time.sleep(wait)
   proc.send_signal(signal.SIGINT)
   begin = time.monotonic()
   out, err = proc.communicate(timeout=60)
   assert "interrupted" in out, (proc.returncode, out, err[-2000:])
   assert time.monotonic() - begin < 5.0
+
+
+def test_ctrl_c_stops_a_long_search():
+  """A search holds no GIL while it runs; Ctrl-C (SIGINT) still raises
+  KeyboardInterrupt out of it within a moment, not at its end."""
+  _assert_ctrl_c_interrupts(
+      "from open_spiel_sog.algorithms.sog import engine\n"
+      "g = pyspiel.load_game('connect_four')\n"
+      "s = engine.PerfectInformationSearch(g, simulations=10**8)",
+      "s.search(g.new_initial_state())", wait=1.0)
 
 
 # --- Two threads: the expander beside the CFR thread (issue "fog speed") ---
@@ -495,25 +504,10 @@ def test_memory_stays_flat_over_200_two_thread_searches():
 def test_ctrl_c_stops_a_two_thread_search():
   """Ctrl-C raises KeyboardInterrupt out of a timed two-thread anchored
   search within a moment; the CFR thread is joined on the way out."""
-  code = ("import signal, time, pyspiel, open_spiel_sog\n"
-          "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-          "from open_spiel_sog.algorithms.sog.anchored import AnchoredConfig\n"
-          "from open_spiel_sog.algorithms.sog.anchored import AnchoredSearch\n"
-          "g = pyspiel.load_game('phantom_ttt')\n"
-          "s = AnchoredSearch(g, 0, AnchoredConfig(simulations=10**9,\n"
-          "    threads=2, max_nodes=10**8), native=True)\n"
-          "print('searching', flush=True)\n"
-          "try:\n"
-          "  s.search(g.new_initial_state(), time.monotonic() + 120)\n"
-          "except KeyboardInterrupt:\n"
-          "  print('interrupted', flush=True)\n")
-  proc = subprocess.Popen([sys.executable, "-c", code],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True)
-  assert proc.stdout.readline().strip() == "searching"
-  time.sleep(1.5)
-  proc.send_signal(signal.SIGINT)
-  begin = time.monotonic()
-  out, err = proc.communicate(timeout=60)
-  assert "interrupted" in out, (proc.returncode, out, err[-2000:])
-  assert time.monotonic() - begin < 5.0
+  _assert_ctrl_c_interrupts(
+      "from open_spiel_sog.algorithms.sog.anchored import AnchoredConfig\n"
+      "from open_spiel_sog.algorithms.sog.anchored import AnchoredSearch\n"
+      "g = pyspiel.load_game('phantom_ttt')\n"
+      "s = AnchoredSearch(g, 0, AnchoredConfig(simulations=10**9,\n"
+      "    threads=2, max_nodes=10**8), native=True)",
+      "s.search(g.new_initial_state(), time.monotonic() + 120)", wait=1.5)

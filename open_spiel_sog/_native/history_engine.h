@@ -348,25 +348,12 @@ class HistoryEngine : public HistoryTree {
     } join{mu, cv, quit, cfr};
     int64_t iterated_at_commit = 0, pausing = 0;
     while (!past()) {
-      if (sims + static_cast<int64_t>(built.size()) >= limit ||
-          Size() + new_nodes >= max_nodes) {
-        // The tree is full (or the simulations spent): the CFR thread
-        // iterates on to the deadline, this thread commits what it built
-        // and waits.
-        if (pausing == 0 && !built.empty()) {
-          std::lock_guard<std::mutex> lock(mu);
-          pausing = ++requested;
-        }
-        if (pausing == 0) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          CheckSignals();
-          continue;
-        }
-        if (acknowledged.load(std::memory_order_acquire) != pausing) {
-          std::this_thread::yield();
-          continue;
-        }
-      } else {
+      // (Full: the tree holds max_nodes or the simulations are spent; the
+      // CFR thread iterates on to the deadline while this thread commits
+      // what it built and waits.)
+      const bool full = sims + static_cast<int64_t>(built.size()) >= limit ||
+                        Size() + new_nodes >= max_nodes;
+      if (!full) {
         ++walks;
         const int64_t leaf = WalkTo(walks % 2);
         if (leaf >= 0 && !claimed[leaf]) {
@@ -375,15 +362,21 @@ class HistoryEngine : public HistoryTree {
           new_nodes += static_cast<int64_t>(built.back().actions.size());
         }
         if ((walks & 1023) == 0) CheckSignals();
-        if (pausing == 0 && !built.empty() &&
-            iterated.load(std::memory_order_acquire) > iterated_at_commit) {
-          std::lock_guard<std::mutex> lock(mu);
-          pausing = ++requested;
-        }
-        if (pausing == 0 ||
-            acknowledged.load(std::memory_order_acquire) != pausing) {
-          continue;
-        }
+      }
+      if (pausing == 0 && !built.empty() &&
+          (full ||
+           iterated.load(std::memory_order_acquire) > iterated_at_commit)) {
+        std::lock_guard<std::mutex> lock(mu);
+        pausing = ++requested;
+      }
+      if (pausing == 0 && full) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        CheckSignals();
+      }
+      if (pausing == 0 ||
+          acknowledged.load(std::memory_order_acquire) != pausing) {
+        if (full) std::this_thread::yield();
+        continue;
       }
       // The CFR thread waits: commit.
       for (Prepared& prep : built) {
@@ -720,39 +713,43 @@ class HistoryEngine : public HistoryTree {
       if (actor == kTerminal) return -1;
       if (leaf_[n]) return n;
       ++work_;
-      const int64_t k = child_count_[n];
-      int64_t pick = k - 1;
-      if (actor == kChance) {
-        double u = Uniform(rng_), total = 0.0;
-        for (int64_t i = 0; i < k; ++i) {
-          total += edge_[children_[child_start_[n] + i]];
-          if (u < total) {
-            pick = i;
-            break;
-          }
-        }
-      } else if (actor == explorer && Uniform(rng_) < 0.5) {
-        pick = static_cast<int64_t>(Mix(rng_) % k);
-      } else {
-        const double* pol =
-            walk_policy_[actor].data() + rows_[actor].offset[row_[n]];
-        double total = 0.0;
-        for (int64_t i = 0; i < k; ++i) total += pol[i];
-        if (total > 0) {
-          double u = Uniform(rng_) * total, run = 0.0;
-          for (int64_t i = 0; i < k; ++i) {
-            run += pol[i];
-            if (u < run) {
-              pick = i;
-              break;
-            }
-          }
-        } else {
-          pick = static_cast<int64_t>(Mix(rng_) % k);
-        }
-      }
-      n = children_[child_start_[n] + pick];
+      n = children_[child_start_[n] +
+                    (actor == kChance
+                         ? ChanceSlot(n)
+                         : PolicySlot(actor == explorer,
+                                      walk_policy_[actor].data() +
+                                          rows_[actor].offset[row_[n]],
+                                      child_count_[n]))];
     }
+  }
+
+  // A chance node's child slot, drawn by the children's probabilities.
+  int64_t ChanceSlot(int64_t n) {
+    const int64_t k = child_count_[n];
+    double u = Uniform(rng_), total = 0.0;
+    for (int64_t i = 0; i < k; ++i) {
+      total += edge_[children_[child_start_[n] + i]];
+      if (u < total) return i;
+    }
+    return k - 1;
+  }
+
+  // An anchored walk's slot among `k` at a decision: the explorer plays
+  // uniformly half the time, otherwise the policy `policy` (its k slots;
+  // uniform where it is all zero).
+  int64_t PolicySlot(bool explorer, const double* policy, int64_t k) {
+    if (explorer && Uniform(rng_) < 0.5) {
+      return static_cast<int64_t>(Mix(rng_) % k);
+    }
+    double total = 0.0;
+    for (int64_t i = 0; i < k; ++i) total += policy[i];
+    if (total <= 0) return static_cast<int64_t>(Mix(rng_) % k);
+    double u = Uniform(rng_) * total, run = 0.0;
+    for (int64_t i = 0; i < k; ++i) {
+      run += policy[i];
+      if (u < run) return i;
+    }
+    return k - 1;
   }
 
   // Leaf n's children, keys and rollout values, built without writing to
@@ -833,17 +830,7 @@ class HistoryEngine : public HistoryTree {
           Expand(n);
           return true;
         }
-        const int64_t k = child_count_[n];
-        double u = Uniform(rng_), total = 0.0;
-        int64_t pick = k - 1;
-        for (int64_t i = 0; i < k; ++i) {
-          total += edge_[children_[child_start_[n] + i]];
-          if (u < total) {
-            pick = i;
-            break;
-          }
-        }
-        n = children_[child_start_[n] + pick];
+        n = children_[child_start_[n] + ChanceSlot(n)];
         ++work_;
         continue;
       }
@@ -854,26 +841,10 @@ class HistoryEngine : public HistoryTree {
           return true;
         }
         const Rows& rows = rows_[actor];
-        const int64_t off = rows.offset[row_[n]], k = rows.count[row_[n]];
-        int64_t pick;
-        if (actor == explorer && Uniform(rng_) < 0.5) {
-          pick = static_cast<int64_t>(Mix(rng_) % k);
-        } else {
-          double total = 0.0;
-          for (int64_t i = 0; i < k; ++i) total += rows.current[off + i];
-          pick = total > 0 ? k - 1 : static_cast<int64_t>(Mix(rng_) % k);
-          if (total > 0) {
-            double u = Uniform(rng_) * total, run = 0.0;
-            for (int64_t i = 0; i < k; ++i) {
-              run += rows.current[off + i];
-              if (u < run) {
-                pick = i;
-                break;
-              }
-            }
-          }
-        }
-        n = children_[child_start_[n] + pick];
+        n = children_[child_start_[n] +
+                      PolicySlot(actor == explorer,
+                                 rows.current.data() + rows.offset[row_[n]],
+                                 rows.count[row_[n]])];
         continue;
       }
       // PUCT growth: select a slot; add its child where missing.

@@ -18,7 +18,7 @@ $(PY):
 
 # The shim is compiled against the pinned open_spiel wheel already in the venv,
 # so build requirements are installed first and the build is not isolated.
-$(STAMP): $(PY) setup.py pyproject.toml open_spiel_sog/_native/shim.cc open_spiel_sog/_native/cfr_kernels.h open_spiel_sog/_native/history_tree.h open_spiel_sog/_native/history_engine.h open_spiel_sog/_native/blake2b.h open_spiel_sog/_native/rollouts.h open_spiel_sog/_native/scotland_yard.h open_spiel_sog/_native/scotland_yard_mcts.h $(CONSTRAINTS)
+$(STAMP): $(PY) setup.py pyproject.toml open_spiel_sog/_native/shim.cc open_spiel_sog/_native/cfr_kernels.h open_spiel_sog/_native/history_tree.h open_spiel_sog/_native/history_engine.h open_spiel_sog/_native/expander.h open_spiel_sog/_native/rows.h open_spiel_sog/_native/blake2b.h open_spiel_sog/_native/rollouts.h open_spiel_sog/_native/scotland_yard.h open_spiel_sog/_native/scotland_yard_mcts.h $(CONSTRAINTS)
 	$(PIP) setuptools wheel pybind11 open_spiel
 	$(PIP) --no-build-isolation -e ".[test,progress,plot]"
 	touch $(STAMP)

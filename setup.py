@@ -34,6 +34,8 @@ def _shim_extension() -> setuptools.Extension:
                "open_spiel_sog/_native/rollouts.h",
                "open_spiel_sog/_native/history_tree.h",
                "open_spiel_sog/_native/history_engine.h",
+               "open_spiel_sog/_native/expander.h",
+               "open_spiel_sog/_native/rows.h",
                "open_spiel_sog/_native/blake2b.h",
                "open_spiel_sog/_native/scotland_yard.h",
                "open_spiel_sog/_native/scotland_yard_mcts.h"],

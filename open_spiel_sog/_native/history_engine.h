@@ -44,15 +44,11 @@
 #define OPEN_SPIEL_SOG_NATIVE_HISTORY_ENGINE_H_
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -297,120 +293,7 @@ class HistoryEngine : public HistoryTree {
   // (simulations, iterations, walks); called without the GIL.
   std::tuple<int64_t, int64_t, int64_t> RunTwoThreads(int64_t simulations,
                                                       double seconds,
-                                                      int64_t max_nodes) {
-    using Clock = std::chrono::steady_clock;
-    const auto deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(seconds));
-    auto past = [&]() { return Clock::now() >= deadline; };
-    RootWeights();
-    const int64_t limit = simulations < 0 ? INT64_MAX : simulations;
-    int64_t sims = 0, walks = 0;
-    for (int p = 0; p < 2; ++p) walk_policy_[p] = rows_[p].current;
-    std::vector<uint8_t> claimed(Size(), 0);
-    std::vector<Prepared> built;
-    int64_t new_nodes = 0;
-    // Control, under mu: pause requests and the CFR thread's answers.
-    std::mutex mu;
-    std::condition_variable cv;
-    int64_t requested = 0, resumed = 0;
-    bool quit = false;
-    std::atomic<int64_t> acknowledged{0}, iterated{0};
-    std::thread cfr([&]() {
-      while (true) {
-        {
-          std::unique_lock<std::mutex> lock(mu);
-          if (requested != acknowledged.load(std::memory_order_relaxed)) {
-            acknowledged.store(requested, std::memory_order_release);
-            cv.wait(lock, [&]() { return quit || resumed == requested; });
-          }
-          if (quit) return;
-        }
-        Iterate();
-        iterated.fetch_add(1, std::memory_order_release);
-      }
-    });
-    // (Joins the CFR thread however this function ends: Ctrl-C raises out
-    // of CheckSignals.)
-    struct Join {
-      std::mutex& mu;
-      std::condition_variable& cv;
-      bool& quit;
-      std::thread& thread;
-      ~Join() {
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          quit = true;
-        }
-        cv.notify_all();
-        if (thread.joinable()) thread.join();
-      }
-    } join{mu, cv, quit, cfr};
-    int64_t iterated_at_commit = 0, pausing = 0;
-    while (!past()) {
-      // (Full: the tree holds max_nodes or the simulations are spent; the
-      // CFR thread iterates on to the deadline while this thread commits
-      // what it built and waits.)
-      const bool full = sims + static_cast<int64_t>(built.size()) >= limit ||
-                        Size() + new_nodes >= max_nodes;
-      if (!full) {
-        ++walks;
-        const int64_t leaf = WalkTo(walks % 2);
-        if (leaf >= 0 && !claimed[leaf]) {
-          claimed[leaf] = 1;
-          built.push_back(Prepare(leaf));
-          new_nodes += static_cast<int64_t>(built.back().actions.size());
-        }
-        if ((walks & 1023) == 0) CheckSignals();
-      }
-      if (pausing == 0 && !built.empty() &&
-          (full ||
-           iterated.load(std::memory_order_acquire) > iterated_at_commit)) {
-        std::lock_guard<std::mutex> lock(mu);
-        pausing = ++requested;
-      }
-      if (pausing == 0 && full) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        CheckSignals();
-      }
-      if (pausing == 0 ||
-          acknowledged.load(std::memory_order_acquire) != pausing) {
-        if (full) std::this_thread::yield();
-        continue;
-      }
-      // The CFR thread waits: commit.
-      for (Prepared& prep : built) {
-        if (Size() + static_cast<int64_t>(prep.actions.size()) > max_nodes) {
-          break;
-        }
-        Commit(&prep);
-        ++sims;
-      }
-      built.clear();
-      new_nodes = 0;
-      for (int p = 0; p < 2; ++p) walk_policy_[p] = rows_[p].current;
-      claimed.assign(Size(), 0);
-      iterated_at_commit = iterated.load(std::memory_order_acquire);
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        resumed = pausing;
-      }
-      cv.notify_all();
-      pausing = 0;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      quit = true;
-    }
-    cv.notify_all();
-    cfr.join();
-    int64_t iterations = iterated.load();
-    if (iterations == iterated_at_commit && sims > 0) {
-      Iterate();
-      ++iterations;
-    }
-    return {sims, iterations, walks};
-  }
+                                                      int64_t max_nodes);
 
   // Run with network leaves: grows until `leaf_batch` leaves are pending,
   // or a phase ends (CFR+ iterations are owed by the simulations grown)
@@ -706,22 +589,7 @@ class HistoryEngine : public HistoryTree {
   // An anchored walk (Simulate's) that writes nothing to the tree: it
   // reads the policy the last round left (walk_policy_) and returns the
   // leaf it reaches, or -1 at a terminal history.
-  int64_t WalkTo(int explorer) {
-    int64_t n = roots_.size() == 1 ? roots_[0] : roots_[Sample(root_cdf_)];
-    while (true) {
-      const int actor = actor_[n];
-      if (actor == kTerminal) return -1;
-      if (leaf_[n]) return n;
-      ++work_;
-      n = children_[child_start_[n] +
-                    (actor == kChance
-                         ? ChanceSlot(n)
-                         : PolicySlot(actor == explorer,
-                                      walk_policy_[actor].data() +
-                                          rows_[actor].offset[row_[n]],
-                                      child_count_[n]))];
-    }
-  }
+  int64_t WalkTo(int explorer);
 
   // A chance node's child slot, drawn by the children's probabilities.
   int64_t ChanceSlot(int64_t n) {
@@ -754,62 +622,10 @@ class HistoryEngine : public HistoryTree {
 
   // Leaf n's children, keys and rollout values, built without writing to
   // the tree (its state, keys and rows are read only).
-  Prepared Prepare(int64_t n) {
-    Prepared out;
-    out.node = n;
-    const State& state = *states_[n];
-    if (actor_[n] == kChance) {
-      for (const auto& [a, p] : state.ChanceOutcomes()) {
-        out.actions.push_back(a);
-        out.probs.push_back(p);
-      }
-    } else if (row_[n] >= 0) {
-      const Rows& rows = rows_[actor_[n]];
-      const int64_t off = rows.offset[row_[n]];
-      out.actions.assign(rows.action.begin() + off,
-                         rows.action.begin() + off + rows.count[row_[n]]);
-      out.probs.assign(out.actions.size(), 1.0);
-    } else {
-      out.actions = state.LegalActions();
-      out.probs.assign(out.actions.size(), 1.0);
-    }
-    for (Action a : out.actions) {
-      std::unique_ptr<State> child = state.Child(a);
-      auto keys = ChildKeyHashes(n, state, a, *child);
-      out.keys[0].push_back(keys.first);
-      out.keys[1].push_back(keys.second);
-      out.values.push_back(child->IsTerminal()
-                               ? std::numeric_limits<double>::quiet_NaN()
-                               : Rollout(*child));
-      out.states.push_back(std::move(child));
-    }
-    return out;
-  }
+  Prepared Prepare(int64_t n);
 
   // Adds a Prepared expansion to the tree (Expand's result).
-  void Commit(Prepared* prep) {
-    const int64_t n = prep->node;
-    const int64_t k = static_cast<int64_t>(prep->actions.size());
-    if (actor_[n] == kChance) {
-      ReserveChildren(n, k);
-    } else {
-      // (A row made since, by another history of the infostate, has the
-      // same legal actions in the same order.)
-      MakeRow(n, &prep->actions);
-      if (ChildCount(n) != k) {
-        Refuse("history engine: an infostate's histories disagree on their "
-               "legal actions (" + std::to_string(ChildCount(n)) + " and " +
-               std::to_string(k) + ")");
-      }
-    }
-    for (int64_t i = 0; i < k; ++i) {
-      if (children_[child_start_[n] + i] >= 0) continue;
-      AttachChild(n, i, prep->actions[i], prep->probs[i],
-                  std::move(prep->states[i]), KeyId(prep->keys[0][i]),
-                  KeyId(prep->keys[1][i]), prep->values[i]);
-    }
-    Finish(n);
-  }
+  void Commit(Prepared* prep);
 
   // One walk; true where it added to the tree.
   bool Simulate(int explorer) {
@@ -949,6 +765,14 @@ class HistoryEngine : public HistoryTree {
   std::vector<double> cfr_;
   std::vector<double> walk_policy_[2];  // RunTwoThreads: the round's policy
 };
+
+}  // namespace history_engine
+}  // namespace open_spiel_sog
+
+#include "expander.h"  // same folder (HistoryEngine's two-thread run)
+
+namespace open_spiel_sog {
+namespace history_engine {
 
 inline void Define(py::module_& m) {
   py::class_<Config>(m, "HistoryEngineConfig")

@@ -53,6 +53,7 @@
 #include "open_spiel/spiel.h"
 #include "blake2b.h"  // same folder
 #include "rollouts.h"  // same folder
+#include "rows.h"  // same folder
 
 namespace open_spiel_sog {
 namespace history_engine {
@@ -73,118 +74,6 @@ constexpr int64_t kRoot = -1;  // a sequence's row when it is a root sequence
 
 using rollouts::Uniform;
 inline uint64_t Mix(uint64_t& state) { return rollouts::SplitMix64(state); }
-
-// One player's rows: infostates where it acts, each a run of slots (its
-// legal actions) in the flat sequence arrays, after `num_root` root
-// sequences (the sequence index of row r's slot k is offset[r] + k).
-// An infostate key: 64 bits of BLAKE2b (blake2b::Digest64), shown as its
-// 16 hex digits where Python or a person reads it (HistoryKeys' keys).
-using Key = uint64_t;
-
-// A row's place: its player's key and the sequence it continues.
-struct KeySeq {
-  Key key;
-  int64_t seq;
-  bool operator==(const KeySeq& o) const {
-    return key == o.key && seq == o.seq;
-  }
-};
-struct KeySeqHash {
-  size_t operator()(const KeySeq& k) const {
-    return static_cast<size_t>(k.key ^ (static_cast<uint64_t>(k.seq) *
-                                        0x9e3779b97f4a7c15ULL));
-  }
-};
-
-struct Rows {
-  int64_t num_root = 1;
-  std::unordered_map<KeySeq, int64_t, KeySeqHash> index;  // -> row
-  std::vector<int64_t> key;                        // key id
-  std::vector<int64_t> parent_seq;
-  std::vector<int64_t> offset;
-  std::vector<int32_t> count;
-  std::vector<int32_t> level;
-  std::vector<uint8_t> frozen;
-  std::vector<double> row_value;  // the latest update's
-  // Per sequence (root sequences first).
-  std::vector<Action> action;
-  std::vector<uint8_t> active;  // in the tree (k = 1 adds slots one by one)
-  std::vector<double> regrets, cumulative, current, last, value, reach,
-      visits;
-
-  int64_t size() const { return static_cast<int64_t>(offset.size()); }
-  int64_t sequences() const { return static_cast<int64_t>(action.size()); }
-
-  void Reset(int64_t roots) {
-    *this = Rows();
-    num_root = roots;
-    for (int64_t i = 0; i < roots; ++i) AddSequence(-1);
-    reach.assign(roots, 1.0);
-  }
-
-  void AddSequence(Action a) {
-    action.push_back(a);
-    active.push_back(1);
-    for (auto* v : {&regrets, &cumulative, &current, &last, &value, &reach,
-                    &visits}) {
-      v->push_back(0.0);
-    }
-  }
-
-  // Regret matching (+) of row r into `out` (its slots): positive regrets
-  // (plus the last instantaneous ones with `predictive`) over active slots,
-  // or uniform over them.
-  void Match(int64_t r, bool predictive, double* out) const {
-    const int64_t o = offset[r], k = count[r];
-    double positive = 0.0;
-    int64_t n = 0;
-    for (int64_t i = 0; i < k; ++i) {
-      if (!active[o + i]) continue;
-      double g = regrets[o + i] + (predictive ? last[o + i] : 0.0);
-      positive += g > 0.0 ? g : 0.0;
-      ++n;
-    }
-    if (n == 0) {  // (no slot in the tree yet: uniform)
-      for (int64_t i = 0; i < k; ++i) out[i] = 1.0 / static_cast<double>(k);
-      return;
-    }
-    for (int64_t i = 0; i < k; ++i) {
-      if (!active[o + i]) {
-        out[i] = 0.0;
-        continue;
-      }
-      double g = regrets[o + i] + (predictive ? last[o + i] : 0.0);
-      out[i] = positive > 0.0 ? (g > 0.0 ? g : 0.0) / positive
-                              : 1.0 / static_cast<double>(n);
-    }
-  }
-
-  // The average policy of row r over its slots (frozen: its fixed policy).
-  void Average(int64_t r, double* out) const {
-    const int64_t o = offset[r], k = count[r];
-    if (frozen[r]) {
-      for (int64_t i = 0; i < k; ++i) out[i] = current[o + i];
-      return;
-    }
-    double total = 0.0;
-    int64_t n = 0;
-    for (int64_t i = 0; i < k; ++i) {
-      if (active[o + i]) {
-        total += cumulative[o + i];
-        ++n;
-      }
-    }
-    if (n == 0) {
-      for (int64_t i = 0; i < k; ++i) out[i] = 1.0 / static_cast<double>(k);
-      return;
-    }
-    for (int64_t i = 0; i < k; ++i) {
-      out[i] = !active[o + i] ? 0.0
-               : total > 0.0  ? cumulative[o + i] / total
-                              : 1.0 / static_cast<double>(n);
-    }
-  }
-};
 
 struct Config {
   std::string growth = "anchored";  // or "puct"

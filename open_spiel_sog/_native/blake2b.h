@@ -130,15 +130,22 @@ inline uint64_t Digest64(const std::string& data) {
   return h[0];
 }
 
-// A Digest64 as hashlib writes the digest: hexdigest(), 16 digits.
-inline std::string Hex64(uint64_t x) {
+// A Digest64 as hashlib writes the digest: hexdigest(), 16 digits,
+// appended to `out`.
+inline void AppendHex64(uint64_t x, std::string* out) {
   static const char* hex = "0123456789abcdef";
-  std::string out(16, '0');
+  char digits[16];
   for (int i = 0; i < 8; ++i) {
     const uint8_t byte = static_cast<uint8_t>(x >> (8 * i));
-    out[2 * i] = hex[byte >> 4];
-    out[2 * i + 1] = hex[byte & 15];
+    digits[2 * i] = hex[byte >> 4];
+    digits[2 * i + 1] = hex[byte & 15];
   }
+  out->append(digits, 16);
+}
+
+inline std::string Hex64(uint64_t x) {
+  std::string out;
+  AppendHex64(x, &out);
   return out;
 }
 

@@ -139,6 +139,7 @@ class HistoryEngine : public HistoryTree {
       const int64_t n = nodes[i];
       if (n < 0 || n >= Size()) Refuse("history engine: no such node");
       value_[n] = values[i];
+      if (leaf_[n]) leaf_term_[n] = reach_[n] * values[i];
       backed_sum_[n] = values[i] * backed_n_[n];
       auto d = deferred_.find(n);
       if (d != deferred_.end()) {
@@ -482,8 +483,13 @@ class HistoryEngine : public HistoryTree {
   void Iterate() {
     ++iterations_;
     values_valid_ = false;
+    averaging_clock_ +=
+        config_.average_by_work
+            ? static_cast<double>(Size() + rows_[0].sequences() +
+                                  rows_[1].sequences())
+            : 1.0;
     const double weight =
-        std::pow(static_cast<double>(iterations_), config_.averaging_power);
+        std::pow(averaging_clock_, config_.averaging_power);
     Reach(0);
     Reach(1);
     for (int p = 0; p < 2; ++p) {
@@ -493,12 +499,16 @@ class HistoryEngine : public HistoryTree {
       const double sign = p == 0 ? 1.0 : -1.0;
       std::vector<double>& v = rows.value;
       std::fill(v.begin(), v.end(), 0.0);
-      const int64_t nodes = Size();
-      const int64_t* sp = seq_[p].data();
-      const int64_t* so = seq_[o].data();
-      for (int64_t n = 0; n < nodes; ++n) {
-        if (!leaf_[n]) continue;
-        v[sp[n]] += sign * reach_[n] * value_[n] * other[so[n]];
+      {
+        const int64_t nodes = Size();
+        const int64_t* __restrict sp = seq_[p].data();
+        const int64_t* __restrict so = seq_[o].data();
+        const double* __restrict term = leaf_term_.data();
+        const double* __restrict reach_o = other.data();
+        double* __restrict out = v.data();
+        for (int64_t n = 0; n < nodes; ++n) {
+          out[sp[n]] += sign * term[n] * reach_o[so[n]];
+        }
       }
       if (gadget_player_ >= 0) {
         const int g = gadget_player_;
@@ -784,6 +794,7 @@ inline void Define(py::module_& m) {
       .def_readwrite("draw", &Config::draw)
       .def_readwrite("predictive", &Config::predictive)
       .def_readwrite("averaging_power", &Config::averaging_power)
+      .def_readwrite("average_by_work", &Config::average_by_work)
       .def_readwrite("c_puct", &Config::c_puct)
       .def_readwrite("cfr_mix", &Config::cfr_mix)
       .def_readwrite("q_values", &Config::q_values)

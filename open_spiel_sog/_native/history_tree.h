@@ -40,6 +40,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -83,6 +84,7 @@ struct Config {
   double draw = 0.0;  // player 0's return of a cut rollout
   bool predictive = false;
   double averaging_power = 1.0;
+  bool average_by_work = false;
   double c_puct = 1.0;
   // PUCT growth samples (1 - cfr_mix) PUCT + cfr_mix the CFR average
   // policy at each decision (GT-CFR's pi_select: 1/2).
@@ -136,7 +138,8 @@ class HistoryTree {
                     &key_[0], &key_[1], &seq_[0], &seq_[1]}) {
       v->clear();
     }
-    for (auto* v : {&edge_, &reach_, &value_, &backed_sum_, &backed_n_}) {
+    for (auto* v : {&edge_, &reach_, &value_, &leaf_term_, &backed_sum_,
+                    &backed_n_}) {
       v->clear();
     }
     action_.clear();
@@ -147,7 +150,7 @@ class HistoryTree {
     root_history_.clear();
     gadget_.clear();
     gadget_player_ = -1;
-    key_ids_.clear();
+    key_ids_.Clear();
     key_hashes_.clear();
     warm_[0].clear();
     warm_[1].clear();
@@ -158,6 +161,7 @@ class HistoryTree {
     prior_start_.clear();
     priors_.clear();
     iterations_ = 0;
+    averaging_clock_ = 0.0;
     values_valid_ = false;
     kept_for_ = -1;
   }
@@ -422,9 +426,9 @@ class HistoryTree {
       kept_for_ = Size();
       kept_actor_ = actor;
     }
-    auto id = key_ids_.find(ParseKey(key));
-    if (id == key_ids_.end()) return {};
-    auto it = kept_index_.find(id->second * 2 + q);
+    const int64_t id = key_ids_.Find(ParseKey(key), 0);
+    if (id < 0) return {};
+    auto it = kept_index_.find(id * 2 + q);
     return it == kept_index_.end() ? std::vector<int64_t>() : it->second;
   }
 
@@ -453,10 +457,10 @@ class HistoryTree {
   }
 
   int64_t KeyId(Key key) {
-    auto it = key_ids_.find(key);
-    if (it != key_ids_.end()) return it->second;
+    const int64_t found = key_ids_.Find(key, 0);
+    if (found >= 0) return found;
     int64_t id = static_cast<int64_t>(key_hashes_.size());
-    key_ids_.emplace(key, id);
+    key_ids_.Insert(key, 0, id);
     key_hashes_.push_back(key);
     return id;
   }
@@ -492,10 +496,19 @@ class HistoryTree {
   // extended by one step, the digest of the parent key's hex digits (none
   // at the root), the player's own action where it acted, and what it
   // observes now.
+  // (The message is built in a buffer of the thread's own: no allocation
+  // once it has grown, where concatenated strings cost several.)
   static Key AohExtend(const Key* parent, Action own, bool has_own,
                        const std::string& obs) {
-    std::string message = parent != nullptr ? blake2b::Hex64(*parent) : "";
-    if (has_own) message += " a" + std::to_string(own);
+    thread_local std::string message;
+    message.clear();
+    if (parent != nullptr) blake2b::AppendHex64(*parent, &message);
+    if (has_own) {
+      char digits[24];
+      const int n = std::snprintf(digits, sizeof(digits), " a%lld",
+                                  static_cast<long long>(own));
+      message.append(digits, n);
+    }
     message += " | ";
     message += obs;
     return blake2b::Digest64(message);
@@ -578,6 +591,7 @@ class HistoryTree {
     seq_[0].push_back(seqs[0]);
     seq_[1].push_back(seqs[1]);
     value_.push_back(value);
+    leaf_term_.push_back(reach * value);
     child_start_.push_back(-1);
     child_count_.push_back(0);
     row_.push_back(-1);
@@ -613,6 +627,7 @@ class HistoryTree {
     }
     children_[child_start_[n] + slot] = c;
     leaf_[n] = 0;
+    leaf_term_[n] = 0.0;
     return c;
   }
 
@@ -638,13 +653,12 @@ class HistoryTree {
       row = NewRow(p, 0, seq_[p][n], legal, !puct);
     } else {
       const Key key = key_hashes_[key_[p][n]];
-      const KeySeq index_key{key, seq_[p][n]};
-      auto it = rows_[p].index.find(index_key);
-      if (it != rows_[p].index.end()) {
-        row = it->second;
+      const int64_t found = rows_[p].index.Find(key, seq_[p][n]);
+      if (found >= 0) {
+        row = found;
       } else {
         row = NewRow(p, key_[p][n], seq_[p][n], legal, !puct);
-        rows_[p].index.emplace(index_key, row);
+        rows_[p].index.Insert(key, seq_[p][n], row);
         Rows& rows = rows_[p];
         const int64_t off = rows.offset[row], k = rows.count[row];
         if (freeze_player_ == p &&
@@ -730,6 +744,7 @@ class HistoryTree {
                 seqs, value, depth_[n] + 1, origin_[n]);
     children_[child_start_[n] + slot] = c;
     leaf_[n] = 0;
+    leaf_term_[n] = 0.0;
     return c;
   }
 
@@ -763,6 +778,9 @@ class HistoryTree {
       depth_, origin_, origin_index_;
   std::vector<Action> action_;
   std::vector<double> edge_, reach_, value_;
+  // A CFR+ pass's term of each node: reach_ times value_ at a leaf, 0 once
+  // it has children (Iterate sweeps it without a branch).
+  std::vector<double> leaf_term_;
   std::vector<double> backed_sum_, backed_n_;  // leaf values made below
   std::vector<int> actor_;
   std::vector<int64_t> key_[2], seq_[2];
@@ -773,7 +791,7 @@ class HistoryTree {
   std::vector<std::vector<Action>> root_history_;
   std::vector<Gadget> gadget_;
   int gadget_player_ = -1;
-  std::unordered_map<Key, int64_t> key_ids_;
+  FlatIndex key_ids_;  // key -> key id
   std::vector<Key> key_hashes_;  // by key id
   std::unordered_map<Key, std::vector<double>> warm_[2];
   int freeze_player_ = -1;
@@ -787,6 +805,7 @@ class HistoryTree {
   std::vector<int64_t> prior_start_;
   std::vector<double> priors_;
   int64_t iterations_ = 0;
+  double averaging_clock_ = 0.0;
   // NodeValues' result, until a node, an iteration or a leaf value changes
   // it (AddNode, Iterate, SetLeafValues).
   mutable std::vector<double> values_cache_;

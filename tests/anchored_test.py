@@ -61,6 +61,33 @@ def test_first_search_of_a_small_game_is_the_game_value():
   assert tree.node_values[tree.roots[0]] == pytest.approx(expected, abs=0.01)
 
 
+def test_prior_search_weighs_the_opponent_s_unseen_move_by_its_policy():
+  """goofspiel's second seat bids after the first seat's hidden bid. At the
+  second seat's first search no previous search knows that bid's policy:
+  weighed uniformly (prior_search=false), the first seat looks weak and the
+  search believes itself ahead. The prior search solves the first seat's
+  bid first, and the value comes near the game's, which OpenSpiel's CFR+
+  computes (0: the game is symmetric)."""
+  game = pyspiel.load_game("turn_based_simultaneous_game(game=goofspiel("
+                           "num_cards=4,imp_info=True,points_order="
+                           "descending))")
+  solver = pyspiel.CFRPlusSolver(game)
+  for _ in range(200):
+    solver.evaluate_and_update_policy()
+  expected = pyspiel.expected_returns(game.new_initial_state(),
+                                      solver.average_policy(), -1, True)[1]
+  assert expected == pytest.approx(0.0, abs=1e-3)
+  state = _play(game, [0])
+  for seed in (1, 2):
+    values = {}
+    for prior in (True, False):
+      search = AnchoredSearch(game, 1, AnchoredConfig(
+          simulations=400, seed=seed, prior_search=prior))
+      values[prior] = search.search(state).value
+    assert abs(values[True] - expected) < 0.15, values
+    assert values[False] - expected > 0.2, values
+
+
 def test_root_is_the_infostate_and_the_order2_set_with_their_counts():
   """A phantom_ttt decision of o after three moves: the root holds o's
   infostate whole and, for each of its histories, x's infostate there with

@@ -195,15 +195,17 @@ def test_late_phantom_ttt_with_a_gadget_solves_as_python():
 ])
 def test_root_sets_equal(game_string, moves):
   """The first search at a position draws the same root histories on
-  either engine (the draws are Python's, before any tree exists)."""
+  either engine (the draws are Python's, before any tree exists: no prior
+  search, whose tree is each engine's own)."""
   game = pyspiel.load_game(game_string)
   state = _play(game, moves)
   player = state.current_player()
   roots = []
   for native in (False, True):
-    search = AnchoredSearch(game, player, AnchoredConfig(simulations=20,
-                                                         seed=3),
-                            native=native)
+    search = AnchoredSearch(
+        game, player,
+        AnchoredConfig(simulations=20, seed=3, prior_search=False),
+        native=native)
     result = search.search(state)
     roots.append(([tuple(h.state.history()) for h in search.last_root],
                   result.root_histories, result.opponent_infostates))

@@ -23,7 +23,7 @@ Parameters (all optional; see `SoGConfig` for the meaning of each):
   search_opponent_nodes, exact_tolerance, exact_max_iterations, rollouts,
   checkpoint, time_limit, infostates, max_histories, policy_threshold,
   subgame, root_histories, order2_histories, gadget, freeze_other_selves,
-  purify, leaf_rollouts, engine, puct_values, leaf_batch, threads.
+  prior_search, purify, leaf_rollouts, engine, puct_values, leaf_batch, threads.
 
 Perfect-information games of C++ states are searched by the native history
 engine (`algorithms/sog/engine.py`, DESIGN.md section 16): GT-CFR over a

@@ -108,6 +108,12 @@ class SoGConfig:
     freeze_other_selves: anchored: play the bot's other root infostates at
       the previous search's policy (1-KLSS) instead of re-optimising them
       (an ablation).
+    prior_search: anchored: at the bot's first search of a game, where the
+      opponent acted last, first search from the histories before those
+      moves (30% of the time) and keep that search as the previous one, so
+      that the opponent's unseen moves are weighed by its solved policy,
+      not uniformly (goofspiel's second seat, phantom_ttt's o); false: a
+      uniform opponent there (an ablation).
     purify: in perfect-information games and the anchored subgame, play
       the searched policy's most probable action (the lowest of equals), as
       AlphaZero plays its most visited move and Obscuro its top action
@@ -183,6 +189,7 @@ class SoGConfig:
   order2_histories: int = 8
   gadget: str = "resolve"
   freeze_other_selves: bool = False
+  prior_search: bool = True
   leaf_rollouts: int = 4
   purify: bool = True
   engine: str = "auto"
@@ -341,6 +348,7 @@ def anchored_config(config: SoGConfig) -> anchored.AnchoredConfig:
       root_histories=config.root_histories,
       order2_histories=config.order2_histories, gadget=config.gadget,
       freeze_other_selves=config.freeze_other_selves,
+      prior_search=config.prior_search,
       simulations=config.search_simulations,
       expansions_per_update=config.expansions_per_update,
       rollouts=config.leaf_rollouts,

@@ -77,6 +77,9 @@ class AnchoredConfig:
       search's value) or "none" (chance picks the root histories).
     freeze_other_selves: play our root infostates other than our own at
       the previous search's policy (1-KLSS) instead of re-optimising them.
+    prior_search: at the first search, where the opponent acted last,
+      search from before those moves first and keep that search as the
+      previous one (`AnchoredSearch._prior`).
     simulations: growth simulations per search (the cap under a deadline).
     expansions_per_update: without a deadline, each growth phase of b
       simulations is followed by ceil(b / expansions_per_update) CFR+
@@ -118,6 +121,7 @@ class AnchoredConfig:
   predictive: bool = False
   leaf_batch: int = 256
   threads: int = 1
+  prior_search: bool = True
   seed: int = 0
 
   def validate(self) -> None:
@@ -178,6 +182,10 @@ class AnchoredSearch:
 
   # Under a deadline, the root's draws may take this share of it.
   SETUP_SHARE = 0.3
+
+  # Under a deadline, a prior search (`_prior`) may take this share of it;
+  # without one, this share of the simulations.
+  PRIOR_SHARE = 0.3
 
   def __init__(self, game: pyspiel.Game, player: int,
                config: AnchoredConfig | None = None,
@@ -450,6 +458,8 @@ class AnchoredSearch:
     rollouts = (cfg.rollouts, cfg.rollout_max_moves)
     if deadline is not None and self.network is None:
       rollouts = self._fit_rollouts(state, deadline - time.monotonic())
+    if self._prior(root, rollouts, deadline):
+      root, groups = self._root(state, setup_deadline)
     value_by = (None if deadline is None or self.network is not None else
                 time.monotonic() +
                 self.ROOT_VALUE_SHARE * (deadline - time.monotonic()))
@@ -495,6 +505,60 @@ class AnchoredSearch:
     self._value_pending(tree)
     sims, iterations = self._run(tree, None, simulations)
     return tree, sims, iterations
+
+  def _prior(self, root: list[order2.RootHistory],
+             rollouts: tuple[int, int], deadline: float | None) -> bool:
+    """The prior search: at the searcher's first search, where the
+    opponent acted last (seen or not), the opponent's policy there is
+    unknown and the root would weigh its moves uniformly (a player 1 that
+    answers a uniform player 0: goofspiel's first bid, phantom_ttt's o).
+    This searches from the histories before those moves (the prefixes of
+    the root's histories of I, each weighted by its chance and our reach),
+    so that the opponent's decisions are solved as the previous search of
+    ours would have solved them, and keeps that search as the previous
+    one: its policies give the root's reaches, its values the gadget's
+    exits, its subtree the new tree's start. PRIOR_SHARE of the time (or
+    of the simulations) goes to it. True where it ran."""
+    cfg = self.config
+    if not cfg.prior_search or self.tree is not None or self._searches:
+      return False
+    me, opp = self.player, 1 - self.player
+    weights: dict[tuple[int, ...], float] = {}
+    for h in root:
+      if h.keys[me] != root[0].keys[me]:
+        continue  # (the order-2 set: I's histories only)
+      steps = h.state.full_history()
+      i = len(steps)
+      while i > 0 and steps[i - 1].player == opp:
+        i -= 1
+      if i == len(steps):
+        continue
+      prefix = tuple(step.action for step in steps[:i])
+      weights.setdefault(prefix, 0.0)
+    if not weights:
+      return False
+    tree = self._new_tree(rollouts)
+    for prefix in weights:
+      s, k, chance, reach = order2.weigh(self.keys, list(prefix), self.game,
+                                         self.policies)
+      if chance * reach[me] > 0:
+        tree.add_root(s, k, chance * reach[me])
+    if not tree.roots:
+      return False
+    self._value_pending(tree)
+    if deadline is None:
+      prior_deadline = None
+      simulations = max(1, int(self.PRIOR_SHARE * cfg.simulations))
+    else:
+      prior_deadline = time.monotonic() + self.PRIOR_SHARE * max(
+          deadline - time.monotonic(), 0.0)
+      simulations = cfg.simulations
+    self._run(tree, prior_deadline, simulations)
+    for _, key, actions, average in tree.near_root_policies(POLICY_LEVELS):
+      self.policies[key] = dict(zip(actions, np.asarray(average).tolist()))
+      self._policy_age[key] = self._searches
+    self.tree = tree
+    return True
 
   def _run(self, tree: HistoryTree, deadline: float | None,
            simulations: int) -> tuple[int, int]:

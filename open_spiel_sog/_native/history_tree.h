@@ -84,6 +84,10 @@ struct Config {
   double draw = 0.0;  // player 0's return of a cut rollout
   bool predictive = false;
   double averaging_power = 1.0;
+  // The average policy weighs iteration t by c_t^averaging_power: c_t the
+  // iterations so far (false), or the passes' work so far (true: nodes
+  // plus both players' sequences, summed over the iterations), the clock
+  // of RunTwoThreads' iterations, cheap on a small tree, dear on a large.
   bool average_by_work = false;
   double c_puct = 1.0;
   // PUCT growth samples (1 - cfr_mix) PUCT + cfr_mix the CFR average

@@ -61,8 +61,13 @@ class NativeHistoryTree:
     config.predictive = bool(predictive)
     config.averaging_power = float(averaging_power)
     config.seed = int(seed) & 0x7FFFFFFFFFFFFFFF
-    # (2: a timed run grows in an expander thread beside the CFR thread.)
+    # (2: a timed run grows in an expander thread beside the CFR thread,
+    # and the average weighs each iteration by the work of the passes so
+    # far, not by its count: the CFR thread runs most of its iterations
+    # while the tree is small, each one cheap, where one thread's growth
+    # spaces them by the tree's size.)
     config.threads = int(threads)
+    config.average_by_work = config.threads == 2
     self.game = game
     self.keys = keys
     self.draw = config.draw

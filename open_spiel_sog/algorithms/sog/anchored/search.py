@@ -459,7 +459,10 @@ class AnchoredSearch:
     if deadline is not None and self.network is None:
       rollouts = self._fit_rollouts(state, deadline - time.monotonic())
     if self._prior(root, rollouts, deadline):
-      root, groups = self._root(state, setup_deadline)
+      # (The root again, its draws given their share of the time left.)
+      root, groups = self._root(
+          state, None if deadline is None else time.monotonic() +
+          self.SETUP_SHARE * (deadline - time.monotonic()))
     value_by = (None if deadline is None or self.network is not None else
                 time.monotonic() +
                 self.ROOT_VALUE_SHARE * (deadline - time.monotonic()))

@@ -152,9 +152,10 @@ class SoGConfig:
       phantom_ttt at 0.2 s a move, about twice the simulations of 64).
     threads: the anchored subgame on the native engine under a time_limit
       with rollout leaves: 2 grows the tree in an expander thread while
-      the other runs CFR+ (Obscuro's design: twice the histories, but in
-      phantom_ttt x's first-search value at 1 s is 0.628 against one
-      thread's 0.660; docs/engine.md), 1 alternates the two in one thread.
+      the other runs CFR+ (Obscuro's design: about 1.6x the histories and
+      2.3x the iterations of one thread, and in phantom_ttt x's
+      first-search value at 0.25 s is 0.645 against one thread's 0.605;
+      docs/engine.md), 1 alternates the two in one thread.
       Counted searches (no time_limit) run in one thread and repeat from
       their seed either way.
     policy_threshold: the bot plays (and `get_policy` gives) the searched

@@ -108,12 +108,12 @@ class SoGConfig:
     freeze_other_selves: anchored: play the bot's other root infostates at
       the previous search's policy (1-KLSS) instead of re-optimising them
       (an ablation).
-    prior_search: anchored: at the bot's first search of a game, where the
-      opponent acted last, first search from the histories before those
-      moves (30% of the time) and keep that search as the previous one, so
-      that the opponent's unseen moves are weighed by its solved policy,
-      not uniformly (goofspiel's second seat, phantom_ttt's o); false: a
-      uniform opponent there (an ablation).
+    prior_search: anchored: at the bot's first search of a game, where
+      only the opponent has acted since the start (no chance), first
+      search from the game's start (30% of the time) and keep that search
+      as the previous one, so that the opponent's unseen moves are weighed
+      by its solved policy, not uniformly (goofspiel's second seat,
+      phantom_ttt's o); false: a uniform opponent there (an ablation).
     purify: in perfect-information games and the anchored subgame, play
       the searched policy's most probable action (the lowest of equals), as
       AlphaZero plays its most visited move and Obscuro its top action

@@ -77,9 +77,9 @@ class AnchoredConfig:
       search's value) or "none" (chance picks the root histories).
     freeze_other_selves: play our root infostates other than our own at
       the previous search's policy (1-KLSS) instead of re-optimising them.
-    prior_search: at the first search, where the opponent acted last,
-      search from before those moves first and keep that search as the
-      previous one (`AnchoredSearch._prior`).
+    prior_search: at the first search, where only the opponent has acted
+      since the start, search from the start first and keep that search
+      as the previous one (`AnchoredSearch._prior`).
     simulations: growth simulations per search (the cap under a deadline).
     expansions_per_update: without a deadline, each growth phase of b
       simulations is followed by ceil(b / expansions_per_update) CFR+
@@ -511,43 +511,30 @@ class AnchoredSearch:
 
   def _prior(self, root: list[order2.RootHistory],
              rollouts: tuple[int, int], deadline: float | None) -> bool:
-    """The prior search: at the searcher's first search, where the
-    opponent acted last (seen or not), the opponent's policy there is
-    unknown and the root would weigh its moves uniformly (a player 1 that
-    answers a uniform player 0: goofspiel's first bid, phantom_ttt's o).
-    This searches from the histories before those moves (the prefixes of
-    the root's histories of I, each weighted by its chance and our reach),
-    so that the opponent's decisions are solved as the previous search of
-    ours would have solved them, and keeps that search as the previous
-    one: its policies give the root's reaches, its values the gadget's
-    exits, its subtree the new tree's start. PRIOR_SHARE of the time (or
-    of the simulations) goes to it. True where it ran."""
+    """The prior search: at the searcher's first search, where only the
+    opponent has acted since the game began (no chance, no move of ours),
+    no previous search knows the opponent's policy, and the root would
+    weigh its moves uniformly (a player 1 answering a uniform player 0:
+    goofspiel's first bid, phantom_ttt's o). This searches from the
+    game's start first, so that the opponent's decisions are solved as a
+    previous search of ours at the start would have solved them, and keeps
+    that search as the previous one: its policies give the root's
+    reaches, its values the gadget's exits, its subtree the new tree's
+    start. PRIOR_SHARE of the time (or of the simulations) goes to it.
+    Where chance or we moved first, the start's histories would hold only
+    what is consistent with our infostate, and the opponent, solved there,
+    would see our hidden moves or cards (no order-2 set guards a prior
+    search): none runs. True where it ran."""
     cfg = self.config
     if not cfg.prior_search or self.tree is not None or self._searches:
       return False
-    me, opp = self.player, 1 - self.player
-    weights: dict[tuple[int, ...], float] = {}
-    for h in root:
-      if h.keys[me] != root[0].keys[me]:
-        continue  # (the order-2 set: I's histories only)
-      steps = h.state.full_history()
-      i = len(steps)
-      while i > 0 and steps[i - 1].player == opp:
-        i -= 1
-      if i == len(steps):
-        continue
-      prefix = tuple(step.action for step in steps[:i])
-      weights.setdefault(prefix, 0.0)
-    if not weights:
+    opp = 1 - self.player
+    steps = root[0].state.full_history()  # (the true history)
+    if not steps or any(step.player != opp for step in steps):
       return False
     tree = self._new_tree(rollouts)
-    for prefix in weights:
-      s, k, chance, reach = order2.weigh(self.keys, list(prefix), self.game,
-                                         self.policies)
-      if chance * reach[me] > 0:
-        tree.add_root(s, k, chance * reach[me])
-    if not tree.roots:
-      return False
+    start = self.game.new_initial_state()
+    tree.add_root(start, self.keys.root(start), 1.0)
     self._value_pending(tree)
     if deadline is None:
       prior_deadline = None

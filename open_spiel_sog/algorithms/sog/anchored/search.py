@@ -451,18 +451,13 @@ class AnchoredSearch:
     if state.is_terminal() or state.current_player() != self.player:
       raise ValueError(f"anchored search: player {self.player} does not act "
                        "at this state")
-    cfg = self.config
+    self._prior(state, deadline)
+    # (After a prior search, the root's draws share the time it left.)
+    begin = time.monotonic()
     setup_deadline = (None if deadline is None else
-                      start + self.SETUP_SHARE * (deadline - start))
+                      begin + self.SETUP_SHARE * (deadline - begin))
     root, groups = self._root(state, setup_deadline)
-    rollouts = (cfg.rollouts, cfg.rollout_max_moves)
-    if deadline is not None and self.network is None:
-      rollouts = self._fit_rollouts(state, deadline - time.monotonic())
-    if self._prior(root, rollouts, deadline):
-      # (The root again, its draws given their share of the time left.)
-      root, groups = self._root(
-          state, None if deadline is None else time.monotonic() +
-          self.SETUP_SHARE * (deadline - time.monotonic()))
+    rollouts = self._rollouts(state, deadline)
     value_by = (None if deadline is None or self.network is not None else
                 time.monotonic() +
                 self.ROOT_VALUE_SHARE * (deadline - time.monotonic()))
@@ -484,7 +479,7 @@ class AnchoredSearch:
         tree.row_only(first)
     self._value_pending(tree)
     setup = time.monotonic() - start
-    sims, iterations = self._run(tree, deadline, cfg.simulations)
+    sims, iterations = self._run(tree, deadline, self.config.simulations)
     begin = time.monotonic()
     result = self._finish(tree, root, groups, mine, kept, sims, iterations,
                           time.monotonic() - start, setup)
@@ -509,8 +504,17 @@ class AnchoredSearch:
     sims, iterations = self._run(tree, None, simulations)
     return tree, sims, iterations
 
-  def _prior(self, root: list[order2.RootHistory],
-             rollouts: tuple[int, int], deadline: float | None) -> bool:
+  def _rollouts(self, state: pyspiel.State, deadline: float | None
+                ) -> tuple[int, int]:
+    """(rollouts per leaf, max moves) of a search from `state`: the
+    configured ones, fitted to the time left under a deadline
+    (`_fit_rollouts`; a network values the leaves instead)."""
+    cfg = self.config
+    if deadline is not None and self.network is None:
+      return self._fit_rollouts(state, deadline - time.monotonic())
+    return cfg.rollouts, cfg.rollout_max_moves
+
+  def _prior(self, state: pyspiel.State, deadline: float | None) -> None:
     """The prior search: at the searcher's first search, where only the
     opponent has acted since the game began (no chance, no move of ours),
     no previous search knows the opponent's policy, and the root would
@@ -524,15 +528,15 @@ class AnchoredSearch:
     Where chance or we moved first, the start's histories would hold only
     what is consistent with our infostate, and the opponent, solved there,
     would see our hidden moves or cards (no order-2 set guards a prior
-    search): none runs. True where it ran."""
+    search): none runs."""
     cfg = self.config
-    if not cfg.prior_search or self.tree is not None or self._searches:
-      return False
+    if not cfg.prior_search or self.tree is not None:
+      return
     opp = 1 - self.player
-    steps = root[0].state.full_history()  # (the true history)
+    steps = state.full_history()
     if not steps or any(step.player != opp for step in steps):
-      return False
-    tree = self._new_tree(rollouts)
+      return
+    tree = self._new_tree(self._rollouts(state, deadline))
     start = self.game.new_initial_state()
     tree.add_root(start, self.keys.root(start), 1.0)
     self._value_pending(tree)
@@ -544,11 +548,21 @@ class AnchoredSearch:
           deadline - time.monotonic(), 0.0)
       simulations = cfg.simulations
     self._run(tree, prior_deadline, simulations)
+    self._keep_policies(tree)
+    self.tree = tree
+
+  def _keep_policies(self, tree: HistoryTree) -> None:
+    """What the next searches read (the reaches of their roots): the
+    average policies of `tree`'s rows near the root, by key, kept for
+    POLICY_SEARCHES searches (memory stays bounded over a game)."""
+    # (Below a gadget, the opponent's rows are one level deeper.)
     for _, key, actions, average in tree.near_root_policies(POLICY_LEVELS):
       self.policies[key] = dict(zip(actions, np.asarray(average).tolist()))
       self._policy_age[key] = self._searches
-    self.tree = tree
-    return True
+    stale = [k for k, age in self._policy_age.items()
+             if age <= self._searches - POLICY_SEARCHES]
+    for k in stale:
+      del self.policies[k], self._policy_age[k]
 
   def _run(self, tree: HistoryTree, deadline: float | None,
            simulations: int) -> tuple[int, int]:
@@ -650,18 +664,8 @@ class AnchoredSearch:
       w = np.asarray([tree.reach[n] for n in nodes])
       if w.sum() > 0:
         root_values[key] = float(-sign * np.dot(w / w.sum(), values[nodes]))
-    # What the next searches read (the reaches of their roots): the average
-    # policies of the rows near the root, by key, kept for POLICY_SEARCHES
-    # searches (memory stays bounded over a game).
     self._searches += 1
-    # (Below a gadget, the opponent's rows are one level deeper.)
-    for _, key, actions, average in tree.near_root_policies(POLICY_LEVELS):
-      self.policies[key] = dict(zip(actions, np.asarray(average).tolist()))
-      self._policy_age[key] = self._searches
-    stale = [k for k, age in self._policy_age.items()
-             if age <= self._searches - POLICY_SEARCHES]
-    for k in stale:
-      del self.policies[k], self._policy_age[k]
+    self._keep_policies(tree)
     self.tree = tree
     self.last_root = root
     self.last_result = AnchoredResult(

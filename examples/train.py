@@ -338,6 +338,20 @@ _TARGET = flags.DEFINE_enum("policy_target", _PI.policy_target,
                             "completed-Q with Gumbel move selection.")
 _CPUCT = flags.DEFINE_float("c_puct", _PI.c_puct, "PUCT's exploration "
                             "constant.")
+_AVG_DUP = flags.DEFINE_bool(
+    "average_duplicates", _PI.average_duplicates,
+    "Position averaging: an example's targets are the mean of the targets "
+    "of every time the actor met the same position (among its last "
+    "50,000 positions).")
+_SIMS_START = flags.DEFINE_integer(
+    "simulations_start", _PI.simulations_start,
+    "A growing budget: full searches start at this many simulations and "
+    "grow linearly to --simulations over the run's first --grow_minutes "
+    "(0: off).")
+_GROW_MIN = flags.DEFINE_float(
+    "grow_minutes", _PI.grow_minutes,
+    "Minutes of the run over which --simulations_start grows to "
+    "--simulations.")
 _SYM = flags.DEFINE_bool("symmetries", _PI.symmetries, "Augment examples "
                          "with the board's symmetries where the recipe "
                          "knows them (default: the game's preset).")

@@ -3,6 +3,7 @@ engine with a network at its leaves, AlphaZero's targets as SoG's Go
 setting writes them, the board's symmetries, a tic_tac_toe network trained
 here that stops SoG losing to MCTS, and the shipped connect_four network."""
 
+import dataclasses
 import functools
 import os
 
@@ -198,6 +199,85 @@ def test_selfplay_examples_are_its_decisions():
   for inputs, legal, values, policy, _ in examples:
     np.testing.assert_allclose(policy.sum(axis=1), 1.0, atol=1e-5)
     assert np.all(policy[legal == 0] == 0)
+
+
+def test_duplicate_positions_average_their_targets():
+  # A position met three times (values 1, -1, 1; the second a cheap search
+  # without a policy target) and another once: the repeats carry the mean
+  # of the targets met so far, the policy over the full searches only.
+  averager = pi.DuplicateAverager(window=2)
+  a, b = np.zeros((1, 3), np.float32), np.ones((1, 3), np.float32)
+  legal = np.ones((1, 2), np.float32)
+
+  def meet(inputs, value, policy, full):
+    return averager((inputs, legal, np.float32([value]),
+                     np.float32([policy]), np.float32([full])))
+
+  meet(a, 1.0, [1.0, 0.0], 1)
+  _, _, v, p, m = meet(a, -1.0, [0.5, 0.5], 0)
+  assert v[0] == 0.0 and p[0].tolist() == [1.0, 0.0] and m[0] == 1
+  _, _, v, p, m = meet(a, 1.0, [0.0, 1.0], 1)
+  assert v[0] == pytest.approx(1 / 3)
+  np.testing.assert_allclose(p[0], [0.5, 0.5])
+  _, _, v, _, _ = meet(b, -1.0, [1.0, 0.0], 1)
+  assert v[0] == -1.0
+  assert (averager.meetings, averager.repeats) == (4, 2)
+  meet(np.full((1, 3), 2, np.float32), 0.5, [1.0, 0.0], 1)  # (a leaves)
+  _, _, v, _, _ = meet(a, -1.0, [1.0, 0.0], 1)
+  assert v[0] == -1.0
+
+
+def test_averaged_selfplay_values_are_the_mean_outcome_of_the_opening():
+  # root_value_weight 0: every game's first example is the empty board,
+  # valued by the first player's return (OpenSpiel's). Averaging changes
+  # targets, not play, so the same seed without it gives the raw returns;
+  # with it, game k's opening target is the mean of the first k returns.
+  net = policy_value.PolicyValueNet(TTT)
+  net.init(0)
+
+  def openings(average):
+    actors = pi.SelfPlay(TTT, net, pi.SelfPlayConfig(
+        games=1, simulations=8, symmetries=False, root_value_weight=0.0,
+        average_duplicates=average, seed=5))
+    out = []
+    while len(out) < 8:
+      out.extend(float(e[2][0]) for e in actors.play_moves())
+    return out
+
+  raw, averaged = openings(False), openings(True)
+  assert set(raw) <= {-1.0, 0.0, 1.0} and len(set(raw)) > 1
+  np.testing.assert_allclose(
+      averaged, np.cumsum(raw) / np.arange(1, len(raw) + 1), atol=1e-6)
+
+
+def test_a_growing_budget_reaches_the_full_search_at_grow_minutes():
+  config = pi.SelfPlayConfig(simulations=100, simulations_start=20,
+                             grow_minutes=10)
+  assert [config.simulations_at(m) for m in (0, 5, 10, 30)] == [
+      20, 60, 100, 100]
+  assert pi.SelfPlayConfig(simulations=100).simulations_at(0) == 100
+  with pytest.raises(ValueError, match="simulations_start .* at most"):
+    pi.SelfPlayConfig(simulations=10, simulations_start=20).validate()
+  net = policy_value.PolicyValueNet(TTT)
+  net.init(0)
+  actors = pi.SelfPlay(TTT, net, dataclasses.replace(
+      config, games=2, symmetries=False))
+  actors.play_moves()
+  assert [s.simulations for s in actors.searches] == [20, 20]
+  actors.minutes = 5.0
+  actors.play_moves()
+  assert [s.simulations for s in actors.searches] == [60, 60]
+  # An actor of a resumed run counts the run's earlier minutes.
+  from open_spiel_sog.algorithms.training import recipes  # pylint: disable=g-import-not-at-top
+  train = TrainConfig(game="tic_tac_toe", recipe="perfect_information",
+                      actor_simulations=100, p_td1=1.0, network=net.config,
+                      elapsed_seconds=600.0,
+                      recipe_settings={"simulations_start": 20,
+                                       "grow_minutes": 10, "games": 1})
+  worker = recipes.get("perfect_information").make_worker(
+      train, seed=0, index=0, template=net)
+  worker.play_game()
+  assert worker.selfplay.searches[0].simulations == 100
 
 
 def test_connect_four_mirror_is_openspiel_mirrored_game():

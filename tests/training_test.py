@@ -357,9 +357,10 @@ def _binary_flags(module) -> dict[str, flags.Flag]:
 # TrainConfig fields a command does not set flag by flag: the game, the
 # recipe and its settings (`recipe_settings`: each setting has its own flag),
 # the network (each of its fields has one), and the run's bounds (--steps
-# and --minutes, whose defaults depend on each other).
+# and --minutes, whose defaults depend on each other), and what the trainer
+# sets for its workers (elapsed_seconds).
 _NOT_ONE_FLAG = ("game", "recipe", "recipe_settings", "network", "steps",
-                 "minutes")
+                 "minutes", "elapsed_seconds")
 # Flags named other than their TrainConfig or NetworkConfig field.
 _FLAG_OF = {"actor_simulations": "simulations",
             "actor_expansions_per_update": "expansions_per_update",

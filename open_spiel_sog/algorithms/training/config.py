@@ -152,6 +152,9 @@ class TrainConfig:
       the ray backend a Ray actor on the learner's node,
       `ray_backend.start_service`; process or ray backend and slot input
       only; "gpu" is an error when JAX sees no GPU).
+    elapsed_seconds: seconds the run trained before this start (a resumed
+      run's); the trainer sets it for its workers (no flag): the clock of
+      schedules over the run, such as the growing simulation budget.
   """
   game: str = "kuhn_poker"
   recipe: str = "public_states"
@@ -200,6 +203,7 @@ class TrainConfig:
   worker_platform: str = "cpu"
   ray_address: str = ""
   inference: str = "local"
+  elapsed_seconds: float = 0.0
 
   def validate(self) -> None:
     def positive(name, strict=True):

@@ -34,6 +34,7 @@ supports for small machines, each a setting:
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from typing import Callable
 
@@ -112,6 +113,13 @@ class SelfPlayConfig:
       (completed-Q).
     c_puct: PUCT's exploration constant.
     symmetries: augment examples with the game's symmetries (`SYMMETRIES`).
+    average_duplicates: each example's targets are the mean of the targets
+      of every time this self-play met the same position (the acting
+      player's observation) among its last `DUPLICATE_WINDOW` positions:
+      AlphaZero.jl's position averaging.
+    simulations_start, grow_minutes: a growing budget: full searches start
+      at simulations_start simulations and grow linearly to `simulations`
+      over the run's first grow_minutes (`simulations_at`; 0: off).
     seed: the seed of the games' draws and the searches.
   """
   simulations: int = 100
@@ -127,7 +135,18 @@ class SelfPlayConfig:
   policy_target: str = "search"
   c_puct: float = 1.0
   symmetries: bool = True
+  average_duplicates: bool = False
+  simulations_start: int = 0
+  grow_minutes: float = 20.0
   seed: int = 0
+
+  def simulations_at(self, minutes: float) -> int:
+    """A full search's simulations `minutes` into the run."""
+    if not self.simulations_start or self.grow_minutes <= 0:
+      return self.simulations
+    share = min(1.0, max(0.0, minutes / self.grow_minutes))
+    return int(round(self.simulations_start +
+                     share * (self.simulations - self.simulations_start)))
 
   def validate(self) -> None:
     def bad(msg):
@@ -144,6 +163,11 @@ class SelfPlayConfig:
       bad("root_value_weight must be in [0, 1]")
     if not 0.0 <= self.dirichlet_fraction < 1.0 or self.dirichlet_alpha <= 0:
       bad("dirichlet_fraction must be in [0, 1) and dirichlet_alpha > 0")
+    if self.simulations_start < 0 or self.grow_minutes < 0:
+      bad("simulations_start and grow_minutes must be >= 0")
+    if self.simulations_start > self.simulations:
+      bad(f"simulations_start ({self.simulations_start}) must be at most "
+          f"simulations ({self.simulations}): the budget grows")
     if self.policy_target not in POLICY_TARGETS:
       bad(f"unknown policy_target {self.policy_target!r}; supported: "
           f"{', '.join(map(repr, POLICY_TARGETS))}")
@@ -196,6 +220,51 @@ def targets_of_game(decisions: list[Decision], returns: list[float],
           np.array([1.0 if d.full else 0.0 for d in rows], np.float32))
 
 
+# Positions remembered by `DuplicateAverager` (a few hundred bytes each).
+DUPLICATE_WINDOW = 50_000
+
+
+class DuplicateAverager:
+  """Position averaging (AlphaZero.jl's `use_position_averaging`): the
+  targets of a position met again are the mean of its targets so far. A
+  position is the acting player's observation and legal actions; the
+  value target averages over every meeting, the policy target over the
+  full searches' (the examples `targets_of_game` masks out give none).
+  Keeps the last `window` positions met (least recently met go first)."""
+
+  def __init__(self, window: int = DUPLICATE_WINDOW):
+    self.window = window
+    self.seen: collections.OrderedDict = collections.OrderedDict()
+    self.meetings = 0
+    self.repeats = 0
+
+  def __call__(self, examples):
+    if examples is None:
+      return None
+    inputs, legal, values, policy, mask = (np.array(a) for a in examples)
+    for k in range(len(values)):
+      key = inputs[k].tobytes() + legal[k].tobytes()
+      entry = self.seen.pop(key, None)
+      self.meetings += 1
+      if entry is None:
+        entry = [0, 0.0, 0, np.zeros_like(policy[k], np.float64)]
+      else:
+        self.repeats += 1
+      entry[0] += 1
+      entry[1] += float(values[k])
+      if mask[k] > 0:
+        entry[2] += 1
+        entry[3] += policy[k]
+      self.seen[key] = entry
+      values[k] = entry[1] / entry[0]
+      if entry[2]:
+        policy[k] = entry[3] / entry[2]
+        mask[k] = 1.0
+      if len(self.seen) > self.window:
+        self.seen.popitem(last=False)
+    return inputs, legal, values, policy.astype(np.float32), mask
+
+
 def augment(game: pyspiel.Game, examples, enabled: bool = True):
   """`examples` followed by their images under the game's symmetries."""
   if not enabled or examples is None:
@@ -234,6 +303,9 @@ class SelfPlay:
     self.games_finished = 0
     self.moves = 0
     self.leaves = 0
+    self.averager = (DuplicateAverager() if config.average_duplicates
+                     else None)
+    self.minutes = 0.0  # (the run's minutes: the growing budget's clock)
 
   def _chance(self, i: int) -> None:
     state = self.states[i]
@@ -253,7 +325,8 @@ class SelfPlay:
     root_prior: list[np.ndarray | None] = [None] * n
     for i, search in enumerate(self.searches):
       self._chance(i)
-      search.simulations = cfg.simulations if full[i] else cfg.cheap_simulations
+      search.simulations = (cfg.simulations_at(self.minutes) if full[i]
+                            else cfg.cheap_simulations)
       search.begin(self.states[i])
     active = list(range(n))
     while active:
@@ -342,8 +415,11 @@ class SelfPlay:
     self.decisions[i] = []
     self.states[i] = self.game.new_initial_state()
     self.games_finished += 1
+    if self.averager is not None:
+      examples = self.averager(examples)
     return augment(self.game, examples, cfg.symmetries)
 
 
-__all__ = ["augment", "completed_q_policy", "Decision", "POLICY_TARGETS",
+__all__ = ["augment", "completed_q_policy", "Decision", "DuplicateAverager",
+           "DUPLICATE_WINDOW", "POLICY_TARGETS",
            "SelfPlay", "SelfPlayConfig", "SYMMETRIES", "targets_of_game"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from typing import Any
 
 import pyspiel
@@ -113,6 +114,9 @@ class PerfectInformationSettings:
   policy_target: str = pi.SelfPlayConfig.policy_target
   c_puct: float = pi.SelfPlayConfig.c_puct
   symmetries: bool = pi.SelfPlayConfig.symmetries
+  average_duplicates: bool = pi.SelfPlayConfig.average_duplicates
+  simulations_start: int = pi.SelfPlayConfig.simulations_start
+  grow_minutes: float = pi.SelfPlayConfig.grow_minutes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -224,7 +228,7 @@ PIPELINE_FIELDS = (
     "checkpoint_every", "keep_checkpoints", "snapshot_dir",
     "snapshot_minutes", "seed", "network", "learner_platform",
     "learner_threads", "worker_platform", "ray_address", "inference",
-    "actor_simulations")
+    "actor_simulations", "elapsed_seconds")
 
 
 class PublicStates(Recipe):
@@ -297,10 +301,14 @@ class PerfectInformationWorker(_GameWorker):
         pyspiel.load_game(config.game), net, dataclasses.replace(
             get(config.recipe).self_play_config(config),
             seed=config.seed * 1009 + seed))
+    # The growing budget's clock: the run's minutes (a resumed run's
+    # earlier minutes included).
+    self._started = time.time() - config.elapsed_seconds
 
   def play_game(self, push=None):
     del push
     sp = self.selfplay
+    sp.minutes = (time.time() - self._started) / 60
     before = sp.games_finished
     batches = []
     while sp.games_finished == before:
@@ -364,7 +372,8 @@ class PerfectInformation(Recipe):
         dirichlet_fraction=s.dirichlet_fraction,
         td1_probability=config.p_td1, root_value_weight=s.root_value_weight,
         policy_target=s.policy_target, c_puct=s.c_puct,
-        symmetries=s.symmetries)
+        symmetries=s.symmetries, average_duplicates=s.average_duplicates,
+        simulations_start=s.simulations_start, grow_minutes=s.grow_minutes)
 
   def resolve(self, config) -> tuple[Any, str]:
     """`config` with the network's torso "auto" resolved for the game

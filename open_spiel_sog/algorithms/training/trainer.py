@@ -306,7 +306,9 @@ class Trainer:
     """
     cfg = self.config
     ev = self.evaluation
-    self.backend = backend = self._backend_factory(cfg, self.net)
+    self.backend = backend = self._backend_factory(
+        dataclasses.replace(cfg, elapsed_seconds=self._previous_seconds),
+        self.net)
     started = self._started = time.perf_counter()
     # Where the learner's time goes: gradient steps (train_s), blocked on the
     # workers' examples (wait_s), receiving examples that were ready

@@ -18,9 +18,11 @@ that chose it:
 
 A flag given on the command line always wins over its preset. Each row
 keeps the small games' values of the shipped runs (tic_tac_toe,
-connect_four: 10, 1.0, 1.0). Techniques that need a learning curve against
-plain before they come on by default (Gumbel targets, playout-cap
-randomisation, a growing budget) stay off here: their flags remain.
+connect_four: 10, 1.0, 1.0). The techniques measured against the default
+at equal minutes (Gumbel targets, playout-cap randomisation, the outcome
+alone as value target, position averaging, a growing budget;
+docs/training.md) stay off here: none left the default's interval on
+connect_four. Their flags remain.
 """
 
 from __future__ import annotations

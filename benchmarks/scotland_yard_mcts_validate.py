@@ -24,7 +24,6 @@ import math
 import multiprocessing
 import os
 import platform
-import random
 import subprocess
 import sys
 import time
@@ -36,7 +35,9 @@ import pyspiel
 import open_spiel_sog  # pylint: disable=unused-import  (registers the bot)
 from open_spiel_sog.bots import scotland_yard_mcts as sym
 from open_spiel_sog.evaluation import tournament
-from open_spiel_sog.games.scotland_yard import native
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scotland_yard_games  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 _GAMES = flags.DEFINE_integer("games", 250, "Games per row.")
 _ROWS = flags.DEFINE_string(
@@ -56,10 +57,6 @@ _OUT = flags.DEFINE_string("out", "", "Results file (default: benchmarks/"
 
 
 
-OUTCOMES = {1: "caught", 2: "Mr. X cannot move", 3: "Mr. X survived",
-            4: "no detective can move"}
-
-
 _game = None
 
 
@@ -73,23 +70,8 @@ def _play_job(job: tuple[str, dict, int]) -> dict:
 
 
 def play(game: pyspiel.Game, params: dict, seed: int) -> dict:
-  cpu_start = time.process_time()
-  bots = [pyspiel.load_bot(sym.NAME, game, p, dict(params, seed=2 * seed + p))
-          for p in range(2)]
-  rng = random.Random(seed)
-  state = game.new_initial_state()
-  decisions = 0
-  while not state.is_terminal():
-    if state.is_chance_node():
-      state.apply_action(rng.choice([a for a, _ in state.chance_outcomes()]))
-      continue
-    state.apply_action(bots[state.current_player()].step(state))
-    decisions += 1
-  view = native.state_view(state)
-  return {"seed": seed, "detectives_win": state.returns()[1] > 0,
-          "outcome": OUTCOMES[view.outcome], "rounds": len(view.log),
-          "decisions": decisions,
-          "cpu_seconds": round(time.process_time() - cpu_start, 3)}
+  """One game of scotland_yard_mcts with `params` on both seats."""
+  return scotland_yard_games.play_bots(game, [(sym.NAME, params)] * 2, seed)
 
 
 def main(_):

@@ -518,6 +518,35 @@ def test_time_limit_alone_uses_the_time():
 
 
 @pytest.mark.alone
+def test_one_slow_phase_does_not_stop_the_search(monkeypatch):
+  """A phase the process loses its core in (a 0.2 s sleep in the first
+  expansions past 0.2 s of a 0.5 s search here) does not stop the search
+  early: the next phase is estimated by the median of the latest three,
+  not by the stalled one (which would reserve 0.2 s and stop at 0.4 s)."""
+  from open_spiel_sog.algorithms.sog import gt_cfr  # pylint: disable=g-import-not-at-top
+  expand = gt_cfr.GTCFR.run_expansions
+  start = time.monotonic()
+  stalls = []
+
+  def stalled(self, count):
+    if not stalls and time.monotonic() - start > 0.2:
+      stalls.append(time.monotonic() - start)
+      time.sleep(0.2)
+    return expand(self, count)
+
+  monkeypatch.setattr(gt_cfr.GTCFR, "run_expansions", stalled)
+  game = pyspiel.load_game("phantom_ttt")
+  bot = pyspiel.load_bot("sog", game, 0, {"time_limit": 0.5,
+                                          "subgame": "public_state"})
+  state = game.new_initial_state()
+  start = time.monotonic()
+  bot.step(state)
+  took = time.monotonic() - start
+  assert stalls and stalls[0] < 0.3, stalls
+  assert 0.45 <= took <= 1.2 * 0.5 + 0.1, took
+
+
+@pytest.mark.alone
 def test_time_limit_alone_in_a_game_searched_to_the_end():
   """In Kuhn poker the search tree is complete within milliseconds; under
   time alone the search goes on updating until the limit, then stops."""

@@ -324,7 +324,9 @@ class GTCFR:
       deadline: a `time.monotonic()` time to be done by, or None. The search
         then stops early (after at least one regret update) when the next
         phase, the final update and `result()` would pass it: the phase and
-        the update timed as the latest ones, `result()` by its time per tree
+        the update timed as the median of the latest three (one phase the
+        process lost its core in does not stop the search; a tree growing
+        slower moves the median), `result()` by its time per tree
         node in this process's previous search (it summarises every node,
         which costs far more than an update in a large tree). Expansions
         whose new leaves would take more than growth.EXPAND_SHARE of the
@@ -332,7 +334,8 @@ class GTCFR:
     """
     cfg = self.config
     expanded = False
-    last_phase = last_update = 0.0
+    phases: collections.deque[float] = collections.deque(maxlen=3)
+    updates: collections.deque[float] = collections.deque(maxlen=3)
     self.growth.deadline = deadline
     if self.leaves.fixed:
       # Value the initial tree's leaves (hive: 282 rollouts) before the
@@ -342,24 +345,29 @@ class GTCFR:
 
     per_node = _result_seconds_per_node(str(self.tree.game))
 
+    def median(times: collections.deque[float]) -> float:
+      # Of two, the larger: the estimate errs towards stopping early.
+      return sorted(times)[len(times) // 2] if times else 0.0
+
     def finish() -> float:
       """Expected seconds of the final update and `result()`."""
-      return last_update + per_node * len(self.tree.nodes)
+      return median(updates) + per_node * len(self.tree.nodes)
 
     for _ in range(cfg.phases):
       start = time.monotonic()
       self.run_updates(cfg.updates_per_phase)
       updated = time.monotonic()
-      last_update = (updated - start) / cfg.updates_per_phase
+      updates.append((updated - start) / cfg.updates_per_phase)
       expanded = False
-      if deadline is not None and updated + last_phase + finish() > deadline:
+      if deadline is not None and (
+          updated + median(phases) + finish() > deadline):
         break
       if cfg.simulations_per_phase:
         self.run_expansions(cfg.simulations_per_phase)
         expanded = True
-      last_phase = time.monotonic() - start
+      phases.append(time.monotonic() - start)
       if deadline is not None and (
-          time.monotonic() + last_phase + finish() > deadline):
+          time.monotonic() + median(phases) + finish() > deadline):
         break
     if expanded:
       # The last expansions are only useful once CFR has seen them.

@@ -139,9 +139,18 @@ def main(argv):
   if _TIME_LIMIT.value <= 0:
     raise app.UsageError("--time_limit must be positive")
   try:
-    pyspiel.load_game(_GAME.value)
+    game = pyspiel.load_game(_GAME.value)
   except pyspiel.SpielError as e:
     raise app.UsageError(f"--game: {e}") from None
+  pairings = _PAIRINGS.value.split(",")
+  for pairing in pairings:
+    for job in jobs_of(pairing, 2, 0, _TIME_LIMIT.value, _GAME.value):
+      for p, (name, params) in enumerate(job[2]):
+        try:
+          pyspiel.load_bot(name, game, p, params)
+        except (pyspiel.SpielError, ValueError) as e:
+          raise app.UsageError(f"--pairings: {name} does not load for seat "
+                               f"{p} of {_GAME.value}: {e}") from None
   date = datetime.date.today().isoformat()
   out = _OUT.value or os.path.join(
       os.path.dirname(os.path.abspath(__file__)), "results", "scotland_yard",
@@ -171,7 +180,6 @@ def main(argv):
       "rows": [],
       "per_game": done,
   }
-  pairings = _PAIRINGS.value.split(",")
   have = {(g["pairing"], g["index"]) for g in done}
   jobs = [job for p in pairings
           for job in jobs_of(p, _GAMES.value, _SEED.value, _TIME_LIMIT.value,

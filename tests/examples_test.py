@@ -442,3 +442,37 @@ def test_decision_collection_times_both_collections_in_one_game():
   assert refused.returncode != 0
   assert "time_limit is this script's own" in refused.stderr
   assert "Traceback" not in refused.stderr
+
+
+def test_scotland_yard_balance_alternates_roles_and_resumes(tmp_path):
+  """Each deal of a mixed pairing is played with either bot as Mr. X from
+  the same starts; the summary counts every game once per role; a rerun
+  of the same command plays nothing again; a bot that does not load is
+  refused in one line."""
+  out = tmp_path / "balance.json"
+  flags = ["--game=scotland_yard(map=glasses)", "--games=4",
+           "--time_limit=0.02", "--pairings=scotland_yard_mcts:ismcts",
+           f"--out={out}"]
+  result = _run("benchmarks/scotland_yard_balance.py", *flags)
+  assert result.returncode == 0, result.stderr
+  saved = json.loads(out.read_text())
+  games = sorted(saved["per_game"], key=lambda g: g["index"])
+  assert [g["mr_x"] for g in games] == ["scotland_yard_mcts", "ismcts"] * 2
+  assert [g["seed"] for g in games] == [0, 0, 1, 1]
+  (row,) = saved["rows"]
+  assert row["games"] == 4
+  assert row["detective_wins"] == sum(g["detectives_win"] for g in games)
+  for bot in ("scotland_yard_mcts", "ismcts"):
+    assert row[bot]["as_mr_x"][1] == row[bot]["as_detectives"][1] == 2
+  mine = row["scotland_yard_mcts"]
+  theirs = row["ismcts"]
+  assert mine["as_mr_x"][0] + theirs["as_detectives"][0] == 2
+  assert mine["score"] + theirs["score"] == 1.0
+  again = _run("benchmarks/scotland_yard_balance.py", *flags)
+  assert again.returncode == 0, again.stderr
+  assert "0 games to play (4 already in" in again.stdout
+  refused = _run("benchmarks/scotland_yard_balance.py", "--games=2",
+                 "--pairings=ismcts:nobot", f"--out={tmp_path / 'x.json'}")
+  assert refused.returncode != 0
+  assert "--pairings: nobot does not load for seat" in refused.stderr
+  assert "Traceback" not in refused.stderr

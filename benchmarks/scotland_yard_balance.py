@@ -18,12 +18,9 @@ with the command, commit, machine and every game's outcome.
 """
 
 import collections
-import datetime
 import json
 import multiprocessing
 import os
-import platform
-import subprocess
 import sys
 import time
 
@@ -35,7 +32,7 @@ import open_spiel_sog  # pylint: disable=unused-import  (registers the bots)
 from open_spiel_sog.evaluation import tournament
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scotland_yard_games import play_bots  # pylint: disable=g-import-not-at-top,wrong-import-position
+import scotland_yard_games  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 _PAIRINGS = flags.DEFINE_string(
     "pairings",
@@ -62,7 +59,7 @@ def _play_job(job: tuple[str, str, list, int, int]) -> dict:
   game_string, pairing, seats, index, seed = job
   if _game is None or str(_game) != game_string:
     _game = pyspiel.load_game(game_string)
-  result = play_bots(_game, seats, seed)
+  result = scotland_yard_games.play_bots(_game, seats, seed)
   result.update(pairing=pairing, index=index, mr_x=seats[0][0],
                 detectives=seats[1][0])
   return result
@@ -151,10 +148,12 @@ def main(argv):
         except (pyspiel.SpielError, ValueError) as e:
           raise app.UsageError(f"--pairings: {name} does not load for seat "
                                f"{p} of {_GAME.value}: {e}") from None
-  date = datetime.date.today().isoformat()
-  out = _OUT.value or os.path.join(
-      os.path.dirname(os.path.abspath(__file__)), "results", "scotland_yard",
-      f"scotland_yard_balance_{date}.json")
+  result = scotland_yard_games.header(
+      "Scotland Yard's balance per role: registered bots at equal time a "
+      "move, roles alternated (detectives' win rate, each bot's score per "
+      "role)")
+  out = _OUT.value or scotland_yard_games.results_path(
+      "scotland_yard_balance", result["date"])
   settings = {"game": _GAME.value, "time_limit": _TIME_LIMIT.value,
               "seed": _SEED.value}
   done = []
@@ -165,21 +164,8 @@ def main(argv):
       raise app.UsageError(f"{out} holds a run with other settings "
                            f"({saved.get('settings')}); give --out")
     done = saved["per_game"]
-  result = {
-      "what": "Scotland Yard's balance per role: registered bots at equal "
-              "time a move, roles alternated (detectives' win rate, each "
-              "bot's score per role)",
-      "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
-      "commit": subprocess.run(["git", "rev-parse", "HEAD"],
-                               capture_output=True, text=True).stdout.strip(),
-      "date": date,
-      "machine": platform.platform(),
-      "cpu": platform.processor() or platform.machine(),
-      "workers": _WORKERS.value,
-      "settings": settings,
-      "rows": [],
-      "per_game": done,
-  }
+  result.update(workers=_WORKERS.value, settings=settings, rows=[],
+                per_game=done)
   have = {(g["pairing"], g["index"]) for g in done}
   jobs = [job for p in pairings
           for job in jobs_of(p, _GAMES.value, _SEED.value, _TIME_LIMIT.value,

@@ -1,9 +1,15 @@
-"""One Scotland Yard game between registered bots, as the Scotland Yard
-benchmarks play it (scotland_yard_mcts_validate.py, scotland_yard_balance.py):
-the starts drawn from the game's seed, each seat's bot seeded from it, and
-how the game ended."""
+"""What the Scotland Yard benchmarks (scotland_yard_mcts_validate.py,
+scotland_yard_balance.py, scotland_yard_lc_table.py) share: one game between
+registered bots (the starts drawn from the game's seed, each seat's bot
+seeded from it, and how the game ended), and their results files' header
+and default path."""
 
+import datetime
+import os
+import platform
 import random
+import subprocess
+import sys
 import time
 
 import pyspiel
@@ -36,3 +42,23 @@ def play_bots(game: pyspiel.Game, seats: list[tuple[str, dict]],
           "outcome": OUTCOMES[view.outcome], "rounds": len(view.log),
           "decisions": decisions,
           "cpu_seconds": round(time.process_time() - cpu_start, 3)}
+
+
+def header(what: str) -> dict:
+  """A results file's provenance: what it holds, the command, commit, date
+  and machine."""
+  return {
+      "what": what,
+      "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
+      "commit": subprocess.run(["git", "rev-parse", "HEAD"],
+                               capture_output=True, text=True).stdout.strip(),
+      "date": datetime.date.today().isoformat(),
+      "machine": platform.platform(),
+      "cpu": platform.processor() or platform.machine(),
+  }
+
+
+def results_path(name: str, date: str) -> str:
+  """benchmarks/results/scotland_yard/<name>_<date>.json."""
+  return os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                      "scotland_yard", f"{name}_{date}.json")

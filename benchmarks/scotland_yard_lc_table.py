@@ -14,12 +14,9 @@ benchmarks/results/scotland_yard/scotland_yard_lc_table_<date>.json; the bot's
 `LC_WEIGHTS` quote it.
 """
 
-import datetime
 import json
 import os
-import platform
 import random
-import subprocess
 import sys
 import time
 
@@ -30,6 +27,9 @@ import pyspiel
 import open_spiel_sog  # pylint: disable=unused-import  (registers the bot)
 from open_spiel_sog.bots import scotland_yard_mcts as sym
 from open_spiel_sog.games.scotland_yard import native
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scotland_yard_games  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 _GAMES = flags.DEFINE_integer("games", 100, "Self-play games.")
 _PLAYOUTS = flags.DEFINE_integer("playouts", 1000, "Playouts per move.")
@@ -73,28 +73,15 @@ def main(_):
       state.apply_action(bots[state.current_player()].step(state))
     detective_wins += state.returns()[1] > 0
   weights = [a / n if n else 0.0 for a, n in zip(a_c, n_c)]
-  date = datetime.date.today().isoformat()
-  result = {
-      "what": "location categorization's general table (minimum distance, "
-              "categories 1, 2, 3, 4, 5+), w_c = a_c / n_c from self-play",
-      "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
-      "commit": subprocess.run(["git", "rev-parse", "HEAD"],
-                               capture_output=True, text=True).stdout.strip(),
-      "date": date,
-      "machine": platform.platform(),
-      "game": _GAME.value,
-      "games": _GAMES.value,
-      "playouts": _PLAYOUTS.value,
-      "bot_params": params,
-      "detective_wins": detective_wins,
-      "n_c": n_c,
-      "a_c": a_c,
-      "w_c": weights,
-      "seconds": round(time.monotonic() - start, 1),
-  }
-  out = _OUT.value or os.path.join(
-      os.path.dirname(__file__), "results", "scotland_yard",
-      f"scotland_yard_lc_table_{date}.json")
+  result = scotland_yard_games.header(
+      "location categorization's general table (minimum distance, "
+      "categories 1, 2, 3, 4, 5+), w_c = a_c / n_c from self-play")
+  result.update(game=_GAME.value, games=_GAMES.value,
+                playouts=_PLAYOUTS.value, bot_params=params,
+                detective_wins=detective_wins, n_c=n_c, a_c=a_c, w_c=weights,
+                seconds=round(time.monotonic() - start, 1))
+  out = _OUT.value or scotland_yard_games.results_path(
+      "scotland_yard_lc_table", result["date"])
   with open(out, "w", encoding="utf-8") as f:
     json.dump(result, f, indent=1)
   print(json.dumps(result, indent=1))

@@ -18,13 +18,10 @@ machine and every game's outcome.
 """
 
 import collections
-import datetime
 import json
 import math
 import multiprocessing
 import os
-import platform
-import subprocess
 import sys
 import time
 
@@ -79,25 +76,14 @@ def main(_):
   if sym.engine(game).__class__.__name__ != "ScotlandYardMCTS":
     raise SystemExit("the C++ search is not in use (the shim does not load); "
                      "the Python search is too slow for this run")
-  date = datetime.date.today().isoformat()
-  out = _OUT.value or os.path.join(
-      os.path.dirname(__file__), "results", "scotland_yard",
-      f"scotland_yard_mcts_validation_{date}.json")
-  result = {
-      "what": "scotland_yard_mcts on both sides against thesis Table 7.10 "
-              "(detectives' win rate)",
-      "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
-      "commit": subprocess.run(["git", "rev-parse", "HEAD"],
-                               capture_output=True, text=True).stdout.strip(),
-      "date": date,
-      "machine": platform.platform(),
-      "cpu": platform.processor() or platform.machine(),
-      "game": _GAME.value,
-      "workers": _WORKERS.value,
-      "defaults": dict(sym.DEFAULTS),
-      "lc_weights": list(sym.LC_WEIGHTS),
-      "rows": [],
-  }
+  result = scotland_yard_games.header(
+      "scotland_yard_mcts on both sides against thesis Table 7.10 "
+      "(detectives' win rate)")
+  out = _OUT.value or scotland_yard_games.results_path(
+      "scotland_yard_mcts_validation", result["date"])
+  result.update(game=_GAME.value, workers=_WORKERS.value,
+                defaults=dict(sym.DEFAULTS), lc_weights=list(sym.LC_WEIGHTS),
+                rows=[])
   rows = result["rows"]
   for spec in _ROWS.value.split(","):
     playouts, r, published, *extra = spec.split(":")

@@ -501,18 +501,26 @@ def test_simulations_default_to_100_untimed_and_to_time_alone_timed():
   assert bot.resolver.last_result.updates == 101  # 100 phases, a last update
 
 
-@pytest.mark.alone
-def test_time_limit_alone_uses_the_time():
-  """Given time_limit and not simulations, a public-state search runs by
-  time alone: past the 100 simulations of an untimed search (phantom_ttt
-  fits about 800 in a second), stopping by the limit."""
+def _timed_phantom_ttt_opening(clock: list[float] | None = None):
+  """(bot, seconds) of a 0.5 s public-state sog bot's first step in
+  phantom_ttt; `clock` gets the step's start."""
   game = pyspiel.load_game("phantom_ttt")
   bot = pyspiel.load_bot("sog", game, 0, {"time_limit": 0.5,
                                           "subgame": "public_state"})
   state = game.new_initial_state()
   start = time.monotonic()
+  if clock is not None:
+    clock.append(start)
   bot.step(state)
-  took = time.monotonic() - start
+  return bot, time.monotonic() - start
+
+
+@pytest.mark.alone
+def test_time_limit_alone_uses_the_time():
+  """Given time_limit and not simulations, a public-state search runs by
+  time alone: past the 100 simulations of an untimed search (phantom_ttt
+  fits about 800 in a second), stopping by the limit."""
+  bot, took = _timed_phantom_ttt_opening()
   assert bot.resolver.last_result.updates > 101
   assert 0.35 <= took <= 1.2 * 0.5 + 0.1, took
 
@@ -525,23 +533,17 @@ def test_one_slow_phase_does_not_stop_the_search(monkeypatch):
   not by the stalled one (which would reserve 0.2 s and stop at 0.4 s)."""
   from open_spiel_sog.algorithms.sog import gt_cfr  # pylint: disable=g-import-not-at-top
   expand = gt_cfr.GTCFR.run_expansions
-  start = time.monotonic()
+  clock = []
   stalls = []
 
   def stalled(self, count):
-    if not stalls and time.monotonic() - start > 0.2:
-      stalls.append(time.monotonic() - start)
+    if clock and not stalls and time.monotonic() - clock[0] > 0.2:
+      stalls.append(time.monotonic() - clock[0])
       time.sleep(0.2)
     return expand(self, count)
 
   monkeypatch.setattr(gt_cfr.GTCFR, "run_expansions", stalled)
-  game = pyspiel.load_game("phantom_ttt")
-  bot = pyspiel.load_bot("sog", game, 0, {"time_limit": 0.5,
-                                          "subgame": "public_state"})
-  state = game.new_initial_state()
-  start = time.monotonic()
-  bot.step(state)
-  took = time.monotonic() - start
+  _, took = _timed_phantom_ttt_opening(clock)
   assert stalls and stalls[0] < 0.3, stalls
   assert 0.45 <= took <= 1.2 * 0.5 + 0.1, took
 
